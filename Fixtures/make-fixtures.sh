@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Regenerates every audio fixture in this folder (see README.md).
+# Needs: sox, lame, python3 (standard library only).
+# Deterministic: sox runs with -R (fixed noise seed) and -D (no dither), no
+# timestamps end up in any file, and every "random" byte comes from python's
+# random.Random(<fixed seed>). Running it twice gives identical files.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+cd "$HERE"
+
+for tool in sox lame python3; do
+    command -v "$tool" >/dev/null || { echo "make-fixtures.sh: $tool is required" >&2; exit 1; }
+done
+
+# sox: make raw signed 16-bit little-endian PCM from synth.
+#   synth_raw OUT RATE CHANNELS EFFECTS...
+synth_raw() {
+    local out="$1" rate="$2" ch="$3"; shift 3
+    # rate/channels go before -n so synth itself runs at that rate (no resampling)
+    sox -R -D -r "$rate" -c "$ch" -n -b 16 -e signed-integer -L -t raw "$out" "$@"
+}
+
+# lame: encode raw s16le PCM. Keeps the Xing/Info + LAME header (encoder
+# delay/padding, needed for gapless), writes no ID3 tags. The raw PCM is
+# wrapped in a WAV header by sox first: Debian's lame reads input through
+# libsndfile and warns that it "may ignore -r" for raw input (the output is
+# byte-identical either way, the WAV route just avoids the warning).
+#   encode_raw IN OUT RATE CHANNELS MODE LAME_OPTIONS...
+encode_raw() {
+    local in="$1" out="$2" rate="$3" ch="$4" mode="$5"; shift 5
+    sox -R -D -t raw -r "$rate" -c "$ch" -b 16 -e signed-integer -L "$in" -t wav "$TMP/enc.wav"
+    lame --quiet --noreplaygain -m "$mode" "$@" "$TMP/enc.wav" "$out"
+}
+
+# ---------------------------------------------------------------- good files
+
+# 1. stereo-44k-cbr.mp3: 3 s, 440 Hz left / 660 Hz right + a little pink noise, CBR 192.
+synth_raw "$TMP/tones.raw" 44100 2 synth 3 sine 440 sine 660
+synth_raw "$TMP/pink.raw"  44100 2 synth 3 pinknoise
+sox -R -D -m \
+    -v 0.45 -t raw -r 44100 -c 2 -b 16 -e signed-integer -L "$TMP/tones.raw" \
+    -v 0.05 -t raw -r 44100 -c 2 -b 16 -e signed-integer -L "$TMP/pink.raw" \
+    -t raw -b 16 -e signed-integer -L "$TMP/stereo.raw"
+encode_raw "$TMP/stereo.raw" stereo-44k-cbr.mp3 44100 2 j -b 192
+
+# 2. mono-48k-vbr.mp3: 3 s, 48 kHz mono, 1 kHz -> 2 kHz sweep, VBR -V 2.
+synth_raw "$TMP/mono.raw" 48000 1 synth 3 sine 1000-2000 vol 0.5
+encode_raw "$TMP/mono.raw" mono-48k-vbr.mp3 48000 1 m -V 2
+
+# 3. one-second.mp3: exactly 44100 frames, stereo, CBR 128.
+synth_raw "$TMP/one.raw" 44100 2 synth 44100s sine 523.25 sine 784 vol 0.5
+encode_raw "$TMP/one.raw" one-second.mp3 44100 2 j -b 128
+
+# 4. Gapless set: one continuous 3 s signal (132300 frames, 220 Hz left /
+#    330 Hz right), kept as gapless-source.raw (s16le, stereo, 44100 Hz).
+#    gapless-a = frames 0..<57777, gapless-b = frames 57777..<132300,
+#    gapless-whole = all of it; each encoded separately, CBR 256, simple stereo.
+synth_raw gapless-source.raw 44100 2 synth 132300s sine 220 sine 330 vol 0.5
+python3 - "$TMP" <<'PY'
+import sys
+tmp = sys.argv[1]
+src = open("gapless-source.raw", "rb").read()
+assert len(src) == 132300 * 4, len(src)
+cut = 57777 * 4                      # 4 bytes per stereo s16 frame
+open(tmp + "/gapless-a.raw", "wb").write(src[:cut])
+open(tmp + "/gapless-b.raw", "wb").write(src[cut:])
+PY
+encode_raw gapless-source.raw  gapless-whole.mp3 44100 2 s -b 256
+encode_raw "$TMP/gapless-a.raw" gapless-a.mp3   44100 2 s -b 256
+encode_raw "$TMP/gapless-b.raw" gapless-b.mp3   44100 2 s -b 256
+
+# 5. Tagged files: the same 2 s stereo CBR 128 audio (tag-less), with a tag
+#    written byte-by-byte by python.
+synth_raw "$TMP/tagbase.raw" 44100 2 synth 2 sine 330 sine 495 vol 0.5
+encode_raw "$TMP/tagbase.raw" "$TMP/tagbase.mp3" 44100 2 j -b 128
+
+python3 - "$TMP/tagbase.mp3" <<'PY'
+import random, struct, sys
+audio = open(sys.argv[1], "rb").read()
+assert audio[:3] != b"ID3" and audio[-128:-125] != b"TAG"
+
+def syncsafe(n):
+    assert 0 <= n < 1 << 28
+    return bytes([(n >> 21) & 0x7F, (n >> 14) & 0x7F, (n >> 7) & 0x7F, n & 0x7F])
+
+def tag(major, frames, padding=0):
+    body = b"".join(frames) + b"\x00" * padding
+    return b"ID3" + bytes([major, 0, 0]) + syncsafe(len(body)) + body
+
+def frame23(fid, data):          # ID3v2.3: plain 32-bit big-endian size
+    return fid.encode("ascii") + struct.pack(">I", len(data)) + b"\x00\x00" + data
+
+def frame24(fid, data):          # ID3v2.4: syncsafe size
+    return fid.encode("ascii") + syncsafe(len(data)) + b"\x00\x00" + data
+
+def utf16(s):                    # encoding 0x01, BOM FF FE (little-endian), no terminator
+    return b"\x01\xff\xfe" + s.encode("utf-16-le")
+
+def utf8(s):                     # encoding 0x03, no terminator
+    return b"\x03" + s.encode("utf-8")
+
+# tagged-id3v23.mp3: ID3v2.3, UTF-16 text frames, followed by 64 bytes of padding.
+v23 = tag(3, [
+    frame23("TIT2", utf16("Café Noir — Ünïcødé ☃")),
+    frame23("TPE1", utf16("Björk & Sigur Rós")),
+    frame23("TALB", utf16("日本語のアルバム")),
+    frame23("TRCK", utf16("3/12")),
+    frame23("TYER", utf16("2019")),
+    frame23("TCON", utf16("Électronique")),
+], padding=64)
+open("tagged-id3v23.mp3", "wb").write(v23 + audio)
+
+# tagged-id3v24.mp3: ID3v2.4, UTF-8 text frames, syncsafe frame sizes, no padding.
+v24 = tag(4, [
+    frame24("TIT2", utf8("Ζωή σε 4/4 — Ελληνικά")),
+    frame24("TPE1", utf8("Мумий Тролль")),
+    frame24("TALB", utf8("Ça ira, mon cœur")),
+    frame24("TRCK", utf8("7")),
+    frame24("TDRC", utf8("2021-05-04")),
+    frame24("TCON", utf8("Synthpop")),
+])
+open("tagged-id3v24.mp3", "wb").write(v24 + audio)
+
+# tagged-id3v1.mp3: only an ID3v1.1 tag (128 bytes at the end), Latin-1, NUL padded.
+def field(s, n):
+    b = s.encode("latin-1")
+    assert len(b) <= n
+    return b + b"\x00" * (n - len(b))
+v1 = (b"TAG" + field("Motörhead Übung", 30) + field("Sigur Rós", 30)
+      + field("Ágætis byrjun", 30) + field("1999", 4)
+      + b"\x00" * 28 + b"\x00" + bytes([5])   # empty comment, v1.1 track 5
+      + bytes([17]))                          # genre 17 = Rock
+assert len(v1) == 128
+open("tagged-id3v1.mp3", "wb").write(audio + v1)
+
+# big-id3.mp3: ~300 KB ID3v2.3 tag (TIT2 + APIC with 300000 pseudo-random bytes).
+pic = random.Random(20240301).randbytes(300000)
+apic = b"\x00" + b"image/png\x00" + bytes([3]) + b"\x00" + pic   # Latin-1, mime, front cover, empty description
+big = tag(3, [frame23("TIT2", b"\x00Big Tag"), frame23("APIC", apic)])
+open("big-id3.mp3", "wb").write(big + audio)
+PY
+
+# ----------------------------------------------------------------- bad files
+
+# 6. empty.mp3: zero bytes.
+: > empty.mp3
+
+# 7. random.mp3: 16384 pseudo-random bytes (not starting with "ID3" or 0xFF).
+python3 - <<'PY'
+import random
+data = random.Random(1234).randbytes(16384)
+assert data[0] != 0xFF and data[:3] != b"ID3"
+open("random.mp3", "wb").write(data)
+PY
+
+# 8. wav-named.mp3: a real 1 s 44.1 kHz stereo s16 WAV file.
+sox -R -D -r 44100 -c 2 -n -b 16 -e signed-integer -t wav wav-named.mp3 synth 1 sine 440 vol 0.5
+
+# 9. truncated.mp3 (first 55 % of stereo-44k-cbr.mp3, cut mid-frame) and
+# 10. garbage-middle.mp3 (4096 random bytes inserted mid-frame in stereo-44k-cbr.mp3).
+python3 - <<'PY'
+import random
+src = open("stereo-44k-cbr.mp3", "rb").read()
+
+def frame_starts(d):             # MPEG-1 Layer III frame offsets (no ID3 here)
+    rates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+    srs = [44100, 48000, 32000]
+    pos, out = 0, []
+    while pos + 4 <= len(d):
+        h = int.from_bytes(d[pos:pos + 4], "big")
+        assert h >> 21 == 0x7FF and (h >> 17) & 0xF == 0xD, hex(h)   # sync, MPEG-1, Layer III
+        size = 144000 * rates[(h >> 12) & 0xF] // srs[(h >> 10) & 3] + ((h >> 9) & 1)
+        out.append(pos)
+        pos += size
+    assert pos == len(d), (pos, len(d))
+    return out
+
+starts = set(frame_starts(src))
+
+cut = len(src) * 55 // 100
+assert cut not in starts
+open("truncated.mp3", "wb").write(src[:cut])
+
+at = len(src) // 2
+assert at not in starts
+junk = random.Random(5678).randbytes(4096)
+open("garbage-middle.mp3", "wb").write(src[:at] + junk + src[at:])
+PY
+
+# 11. id3-beyond-eof.mp3: ID3v2.3 header claiming a 200 MiB tag, then one-second.mp3.
+python3 - <<'PY'
+n = 200 * 1024 * 1024
+size = bytes([(n >> 21) & 0x7F, (n >> 14) & 0x7F, (n >> 7) & 0x7F, n & 0x7F])
+open("id3-beyond-eof.mp3", "wb").write(b"ID3\x03\x00\x00" + size + open("one-second.mp3", "rb").read())
+PY
+
+echo "fixtures written to $HERE"

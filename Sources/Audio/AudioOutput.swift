@@ -1,0 +1,71 @@
+/// Where decoded PCM goes: a sound card, nowhere, or a file. One small interface, as MPD's outputs
+/// share: open with a format, write frames, pause, resume, drain, drop, ask the delay, close.
+///
+/// An output belongs to one thread (the audio thread): it is not `Sendable`. Calls other than
+/// `open(format:)` and `close()` need an open output and throw `OutputError.notOpen` otherwise.
+public protocol AudioOutput: AnyObject {
+    /// The output as its spec names it, e.g. `alsa:default`, `null`, `wav:/tmp/out.wav`.
+    var name: String { get }
+    /// The format it was opened with, or nil while closed.
+    var format: AudioFormat? { get }
+    /// Acquires the device (or file) for a stream of `format`. Opening an open output with another
+    /// format closes it first; with the same format it does nothing.
+    func open(format: AudioFormat) throws(OutputError)
+    /// Plays whole interleaved frames in the open format, blocking while the device's buffer is full,
+    /// as a sound card does. `frames.count` must be a multiple of the frame size.
+    func write(_ frames: UnsafeRawBufferPointer) throws(OutputError)
+    /// Stops playing at once, keeping what is buffered.
+    func pause() throws(OutputError)
+    /// Goes on playing from where `pause()` stopped.
+    func resume() throws(OutputError)
+    /// Blocks until everything written has been played.
+    func drain() throws(OutputError)
+    /// Discards everything written but not yet played.
+    func drop() throws(OutputError)
+    /// Frames written but not yet heard: playback position = frames written − delay.
+    var delayFrames: Int { get }
+    /// Releases the device (or finishes the file). Safe to call when already closed.
+    func close()
+}
+
+/// Why an output failed. Every case names the output; ALSA's come with snd_strerror's text.
+public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The device or file could not be opened: missing, busy, or not permitted.
+    case openFailed(output: String, call: String, code: Int32, reason: String)
+    /// The device refused the stream's format (rate, channels or sample format).
+    case formatRejected(output: String, format: AudioFormat, call: String, reason: String)
+    /// A call on the open output failed: writing, pausing, draining, or the device vanished.
+    case callFailed(output: String, call: String, code: Int32, reason: String)
+    /// The call needs an open output.
+    case notOpen(output: String)
+
+    /// The output the error is about.
+    public var output: String {
+        switch self {
+        case .openFailed(let output, _, _, _), .formatRejected(let output, _, _, _),
+            .callFailed(let output, _, _, _), .notOpen(let output):
+            output
+        }
+    }
+
+    /// The negative errno the failing call returned, if any: `-EBUSY` for a busy device.
+    public var code: Int32? {
+        switch self {
+        case .openFailed(_, _, let code, _), .callFailed(_, _, let code, _): code
+        case .formatRejected, .notOpen: nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .openFailed(let output, let call, _, let reason):
+            "\(output): cannot open (\(call): \(reason))"
+        case .formatRejected(let output, let format, let call, let reason):
+            "\(output): format \(format.readableDescription) not supported (\(call): \(reason))"
+        case .callFailed(let output, let call, _, let reason):
+            "\(output): \(call) failed: \(reason)"
+        case .notOpen(let output):
+            "\(output): output is not open"
+        }
+    }
+}

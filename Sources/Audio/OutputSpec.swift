@@ -1,0 +1,57 @@
+/// One string that chooses an output, the same in flags, configuration and tests:
+/// `alsa`, `alsa:DEVICE`, `null`, `null:unpaced`, `wav:PATH`.
+public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
+    /// ALSA through alsa-lib on the named PCM device (`default` when the spec is plain `alsa`).
+    case alsa(device: String)
+    /// The null output, paced in real time or not.
+    case null(paced: Bool)
+    /// A WAV file at the path.
+    case wav(path: String)
+
+    /// The valid forms, for messages and help text.
+    public static let validForms = "alsa, alsa:DEVICE (e.g. alsa:hw:0,0), null, null:unpaced, wav:PATH"
+
+    /// Parses a spec string.
+    /// - Throws: `OutputSpecError` quoting the string and listing the valid forms.
+    public init(parsing text: String) throws(OutputSpecError) {
+        let colon = text.firstIndex(of: ":")
+        let kind = colon.map { String(text[..<$0]) } ?? text
+        let argument = colon.map { String(text[text.index(after: $0)...]) }
+        switch (kind, argument) {
+        case ("alsa", nil): self = .alsa(device: "default")
+        case ("alsa", let device?) where !device.isEmpty: self = .alsa(device: device)
+        case ("null", nil), ("null", "paced"): self = .null(paced: true)
+        case ("null", "unpaced"): self = .null(paced: false)
+        case ("wav", let path?) where !path.isEmpty: self = .wav(path: path)
+        default: throw OutputSpecError(text: text)
+        }
+    }
+
+    /// The canonical string for this spec; parsing it gives the spec back.
+    public var description: String {
+        switch self {
+        case .alsa(let device): device == "default" ? "alsa" : "alsa:\(device)"
+        case .null(let paced): paced ? "null" : "null:unpaced"
+        case .wav(let path): "wav:\(path)"
+        }
+    }
+
+    /// A new, closed output for this spec.
+    public func makeOutput() -> any AudioOutput {
+        switch self {
+        case .alsa(let device): ALSAOutput(device: device)
+        case .null(let paced): NullOutput(paced: paced)
+        case .wav(let path): WAVOutput(path: path)
+        }
+    }
+}
+
+/// An output spec string that is none of the valid forms.
+public struct OutputSpecError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The string as given.
+    public let text: String
+
+    public var description: String {
+        "invalid output \"\(self.text)\": expected one of \(OutputSpec.validForms)"
+    }
+}

@@ -1,0 +1,30 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The time source an output paces itself against: read the time, sleep until a deadline.
+/// Injected so that tests can run paced outputs in virtual time.
+public protocol PacingClock: Sendable {
+    /// Nanoseconds on a monotonic scale; only differences mean anything.
+    func now() -> Int64
+    /// Returns once `now()` has reached `deadline`.
+    func sleep(until deadline: Int64)
+}
+
+/// `CLOCK_MONOTONIC`, with sleeps to absolute deadlines so that error does not accumulate.
+public struct MonotonicClock: PacingClock {
+    /// Creates the system's monotonic clock.
+    public init() {}
+
+    public func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    public func sleep(until deadline: Int64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        // A signal interrupts the sleep with EINTR; the deadline is absolute, so sleeping again is exact.
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+}

@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An output that writes exactly the frames it receives to a RIFF/WAVE file, unpaced.
+///
+/// The header is patched with the real sizes on every `close()`, so the file is valid once closed.
+/// Reopening with the same format appends to the same file (a stream that pauses its output keeps
+/// one recording); another format cannot share a WAV file and is refused.
+public final class WAVOutput: AudioOutput {
+    /// Where the file is written.
+    public let path: String
+    public private(set) var format: AudioFormat?
+
+    private var descriptor: Int32 = -1
+    /// The format of the data already in the file, if the file has been created.
+    private var fileFormat: AudioFormat?
+    private var dataBytes = 0
+
+    /// Creates an output that writes to `path` (created, or truncated, on the first `open`).
+    public init(path: String) {
+        self.path = path
+    }
+
+    deinit {
+        self.close()
+    }
+
+    public var name: String { "wav:\(self.path)" }
+
+    public func open(format: AudioFormat) throws(OutputError) {
+        if self.format == format { return }
+        if let fileFormat = self.fileFormat, fileFormat != format {
+            throw .formatRejected(
+                output: self.name, format: format, call: "open",
+                reason: "the file already holds \(fileFormat.readableDescription) audio")
+        }
+        self.close()
+        let appending = self.fileFormat != nil
+        let flags = O_WRONLY | O_CLOEXEC | (appending ? 0 : O_CREAT | O_TRUNC)
+        let descriptor = Glibc.open(self.path, flags, 0o644)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw .openFailed(output: self.name, call: "open", code: -code, reason: String(cString: strerror(code)))
+        }
+        self.descriptor = descriptor
+        self.format = format
+        if appending {
+            lseek(descriptor, 0, SEEK_END)
+        } else {
+            self.fileFormat = format
+            self.dataBytes = 0
+            try self.writeAll(Self.header(format: format, dataBytes: 0))
+        }
+    }
+
+    public func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
+        guard self.format != nil else { throw .notOpen(output: self.name) }
+        try self.writeAll(frames)
+        self.dataBytes += frames.count
+    }
+
+    public func pause() throws(OutputError) {
+        guard self.format != nil else { throw .notOpen(output: self.name) }
+    }
+
+    public func resume() throws(OutputError) {
+        guard self.format != nil else { throw .notOpen(output: self.name) }
+    }
+
+    public func drain() throws(OutputError) {
+        guard self.format != nil else { throw .notOpen(output: self.name) }
+    }
+
+    public func drop() throws(OutputError) {
+        guard self.format != nil else { throw .notOpen(output: self.name) }
+    }
+
+    public var delayFrames: Int { 0 }
+
+    public func close() {
+        guard self.descriptor >= 0, let fileFormat = self.fileFormat else { return }
+        // The header's sizes are known only now; a failure leaves the data intact with a stale header.
+        let header = Self.header(format: fileFormat, dataBytes: self.dataBytes)
+        _ = header.withUnsafeBytes { pwrite(self.descriptor, $0.baseAddress, $0.count, 0) }
+        _ = Glibc.close(self.descriptor)
+        self.descriptor = -1
+        self.format = nil
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(self.descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw .callFailed(
+                    output: self.name, call: "write", code: -code, reason: String(cString: strerror(code)))
+            }
+            offset += written
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) throws(OutputError) {
+        let failure = bytes.withUnsafeBytes { raw -> OutputError? in
+            do throws(OutputError) {
+                try self.writeAll(raw)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The RIFF header for `dataBytes` of PCM in `format`: plain PCM (tag 1) for integers; IEEE float
+    /// (tag 3) with the extension size and the `fact` chunk that non-PCM WAVE files carry.
+    static func header(format: AudioFormat, dataBytes: Int) -> [UInt8] {
+        let isFloat = format.sampleFormat == .float32
+        var bytes: [UInt8] = []
+        func text(_ value: String) { bytes += Array(value.utf8) }
+        func u16(_ value: Int) { bytes += [UInt8(value & 0xff), UInt8(value >> 8 & 0xff)] }
+        func u32(_ value: Int) {
+            let clamped = UInt32(clamping: value)
+            bytes += (0..<4).map { UInt8(clamped >> (8 * UInt32($0)) & 0xff) }
+        }
+        let formatChunkSize = isFloat ? 18 : 16
+        let factChunkSize = isFloat ? 12 : 0
+        text("RIFF")
+        u32(4 + (8 + formatChunkSize) + factChunkSize + 8 + dataBytes)
+        text("WAVE")
+        text("fmt ")
+        u32(formatChunkSize)
+        u16(isFloat ? 3 : 1)
+        u16(format.channels)
+        u32(format.sampleRate)
+        u32(format.sampleRate * format.bytesPerFrame)
+        u16(format.bytesPerFrame)
+        u16(format.sampleFormat.bytesPerSample * 8)
+        if isFloat {
+            u16(0)
+            text("fact")
+            u32(4)
+            u32(dataBytes / format.bytesPerFrame)
+        }
+        text("data")
+        u32(dataBytes)
+        return bytes
+    }
+}
