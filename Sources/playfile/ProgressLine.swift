@@ -11,6 +11,7 @@ final class ProgressLine {
     private var format: AudioFormat?
     private var length: Int?
     private var lastShownTenth = -1
+    private var lastLine = ""
 
     init(isTerminal: Bool) {
         self.isTerminal = isTerminal
@@ -20,6 +21,7 @@ final class ProgressLine {
         self.format = decoder.format
         self.length = decoder.lengthFrames
         self.lastShownTenth = -1
+        self.lastLine = ""
         let tags = decoder.tags
         var heading = "Playing \(path)"
         if let title = tags.title {
@@ -37,13 +39,15 @@ final class ProgressLine {
         let step = self.isTerminal ? 1 : 10
         guard tenth / step != self.lastShownTenth / step else { return }
         self.lastShownTenth = tenth
-        self.emit(self.line(played: max(0, played), format))
+        self.lastLine = self.line(played: max(0, played), format)
+        self.emit(self.lastLine)
     }
 
     func end() {
         guard let format else { return }
-        if let length, self.isTerminal || self.lastShownTenth / 10 != length / format.sampleRate {
-            self.emit(self.line(played: length, format))
+        if let length {
+            let last = self.line(played: length, format)
+            if last != self.lastLine { self.emit(last) }
         }
         if self.isTerminal { self.emit("\n") }
         self.format = nil

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, the system packages playerd needs where they are missing.
+#   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev
+#   scripts/setup.sh test    that, plus the tools the tests use as references: mpg123, sox, lame
+# Swift itself is not installed here: it comes from swift.org (6.2 or newer).
+set -euo pipefail
+
+purpose=${1:-build}
+packages=(pkg-config libmpg123-dev libasound2-dev)
+case "$purpose" in
+    build) ;;
+    test) packages+=(mpg123 sox lame) ;;
+    *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+
+if ((${#missing[@]} > 0)); then
+    sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        sudo=(sudo)
+    fi
+    echo "setup: installing ${missing[*]}"
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null; then
+    echo "setup: swift is not on PATH: install Swift 6.2 or newer from https://www.swift.org/install/linux/" >&2
+    exit 1
+fi

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every test: sets up (build and test packages), builds everything with warnings as errors, checks
+# the formatting with `swift format lint --strict`, then runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh test
+
+echo "== build (warnings are errors)"
+mkdir -p .build
+# Package.swift turns warnings into errors for our targets; this also catches any that slip past.
+if ! swift build --build-tests 2>&1 | tee .build/test-build.log; then
+    exit 1
+fi
+if grep -E '^/.*: warning: ' .build/test-build.log; then
+    echo "test: the build printed warnings (above)" >&2
+    exit 1
+fi
+
+echo "== swift format lint --strict"
+swift format lint --strict --recursive Package.swift Sources Tests
+
+echo "== tests"
+swift test --skip-build --disable-xctest
