@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# bench-audio.sh: compares playerd's command-line player (playfile) with
+# Debian's mpg123, which uses the same libmpg123.
+#
+# Run it with `make bench-audio`, or directly as scripts/bench-audio.sh from
+# any directory. It takes about 3-4 minutes on 2 cores (about 1 minute more
+# the first time, while it makes the test audio).
+#
+# What it does:
+#   0. Installs mpg123, sox and lame with apt-get if they are missing, and
+#      builds the release playfile (swift build -c release --product playfile).
+#   1. Makes reproducible test audio in .bench/ if it is not there yet: a
+#      44.1 kHz stereo mix of two tones, a C-major chord and quiet pink noise
+#      (sox -R, so the noise is the same every time), encoded with lame as
+#      10 minutes at CBR 320, CBR 128 and VBR -V 2, and 1 minute at CBR 320.
+#   A. Throughput. For each 10-minute file, one warm-up run of each program,
+#      then BENCH_ROUNDS (5) rounds alternating
+#          mpg123 -q -t FILE                                  (decode only)
+#          playfile --quiet --output null:unpaced FILE        (as fast as it can)
+#      (the order flips every round). Wall time per run from date +%s%N.
+#      Reports median (min-max) seconds, the realtime multiple (600 s / wall)
+#      and ratio = playfile throughput / mpg123 throughput
+#                = mpg123 median time / playfile median time.  Target: >= 0.95.
+#   B. CPU of real-time playback. playfile --quiet --output null on the
+#      1-minute file (paced like a sound card, so ~60 s of wall time),
+#      BENCH_PACED_RUNS (2) times. CPU = (user + sys) / wall, as % of one
+#      core. Target: under 1 %. The peer is the decode floor: the CPU time of
+#      mpg123 -q -t on the same file as % of its 60 s of audio, the least any
+#      libmpg123-based player can spend. For a like-for-like decode figure,
+#      playfile --output null:unpaced on that file is measured the same way.
+#      User and sys times come from bash's `time` keyword (millisecond
+#      resolution; GNU time only prints hundredths).
+#
+# The table is printed at the end and also written to .bench/bench-audio.txt.
+#
+# Knobs (environment): BENCH_ROUNDS (default 5), BENCH_PACED_RUNS (default 2),
+# BENCH_CPU_ROUNDS (runs of the 1-minute decode-only figures, default 5).
+
+set -euo pipefail
+
+ROUNDS=${BENCH_ROUNDS:-5}
+PACED_RUNS=${BENCH_PACED_RUNS:-2}
+CPU_ROUNDS=${BENCH_CPU_ROUNDS:-5}
+LONG_SECONDS=600
+SHORT_SECONDS=60
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+BENCH="$ROOT/.bench"
+PLAYFILE="$ROOT/.build/release/playfile"
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'bench-audio: %s\n' "$*" >&2; exit 1; }
+
+# --- leave no process behind ------------------------------------------------
+# Job control puts every background job in its own process group, so the trap
+# can kill a job together with anything it started. Commands run in the
+# background and the script waits for them, so that a signal is handled at
+# once rather than after a 60-second run.
+set -m
+TMP=$(mktemp -d)
+SCRATCH=()   # files to remove on exit
+cleanup() {
+    local rc=$? pids
+    trap - EXIT INT TERM HUP
+    pids=$(jobs -p)
+    if [[ -n $pids ]]; then
+        # shellcheck disable=SC2046 # one "-PGID" word per job
+        kill -TERM -- $(sed 's/^/-/' <<<"$pids") 2>/dev/null || true
+        { wait; } 2>/dev/null || true
+    fi
+    rm -rf "$TMP" "${SCRATCH[@]}"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# run CMD...: runs a command as a background job, waits for it, fails like it.
+run() {
+    "$@" &
+    wait "$!"
+}
+
+# --- tools ------------------------------------------------------------------
+missing=()
+for tool in mpg123 sox lame; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+    log "installing ${missing[*]}"
+    sudo=()
+    ((EUID == 0)) || sudo=(sudo)
+    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+if ! command -v swift >/dev/null && [[ -x /opt/swift/usr/bin/swift ]]; then
+    PATH="/opt/swift/usr/bin:$PATH"
+fi
+command -v swift >/dev/null || die "swift not found"
+
+# --- build ------------------------------------------------------------------
+mkdir -p "$BENCH"
+log "building playfile (release)"
+if ! run swift build -c release --product playfile >"$BENCH/build.log" 2>&1; then
+    cat "$BENCH/build.log" >&2
+    die "build failed"
+fi
+[[ -x $PLAYFILE ]] || die "no $PLAYFILE after the build"
+
+# --- test audio -------------------------------------------------------------
+# make_wav SECONDS OUT.wav: two tones (220 Hz left, 330 Hz right), a C-major
+# chord and pink noise at low volume, mixed by sox with a fixed seed (-R).
+# The rate and channels come before -n so that synth runs at 44.1 kHz stereo.
+make_wav() {
+    local s=$1 out=$2 gen="sox -R -r 44100 -c 2 -n -p synth $1"
+    run sox -R -m \
+        -v 0.25 "|$gen sine 220 sine 330" \
+        -v 0.20 "|$gen sine 261.63 synth $s sine mix 329.63 synth $s sine mix 392" \
+        -v 0.08 "|$gen pinknoise" \
+        -b 16 "$out"
+}
+
+LONG_FILES=(
+    "cbr320|$BENCH/ten-minutes-cbr320.mp3|-b 320"
+    "cbr128|$BENCH/ten-minutes-cbr128.mp3|-b 128"
+    "vbr-V2|$BENCH/ten-minutes-vbr-v2.mp3|-V 2"
+)
+SHORT_FILE="$BENCH/one-minute-cbr320.mp3"
+
+need_long=()
+for entry in "${LONG_FILES[@]}"; do
+    IFS='|' read -r _ mp3 opts <<<"$entry"
+    [[ -s $mp3 ]] || need_long+=("$mp3|$opts")
+done
+# Intermediate WAVs and MP3s being encoded (*.part, renamed when complete)
+# are scratch files: removed on exit, so that an interrupted run leaves no
+# truncated MP3 behind.
+if ((${#need_long[@]})); then
+    log "making ${LONG_SECONDS} s of test audio"
+    SCRATCH+=("$BENCH/ten-minutes.wav")
+    make_wav "$LONG_SECONDS" "$BENCH/ten-minutes.wav"
+    # Encode two at a time (2 cores); lame runs as the job itself, so the
+    # trap's kill reaches it and this script reaps it.
+    pids=()
+    for entry in "${need_long[@]}"; do
+        IFS='|' read -r mp3 opts <<<"$entry"
+        log "encoding ${mp3#"$ROOT/"} (lame $opts)"
+        SCRATCH+=("$mp3.part")
+        # shellcheck disable=SC2086 # opts is a word list like "-b 320"
+        lame --quiet --noreplaygain $opts "$BENCH/ten-minutes.wav" "$mp3.part" &
+        pids+=($!)
+        if ((${#pids[@]} == 2)); then
+            wait "${pids[0]}"
+            pids=("${pids[@]:1}")
+        fi
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    for entry in "${need_long[@]}"; do
+        IFS='|' read -r mp3 _ <<<"$entry"
+        mv "$mp3.part" "$mp3"
+    done
+    rm -f "$BENCH/ten-minutes.wav"
+fi
+if [[ ! -s $SHORT_FILE ]]; then
+    log "making ${SHORT_SECONDS} s of test audio"
+    SCRATCH+=("$BENCH/one-minute.wav" "$SHORT_FILE.part")
+    make_wav "$SHORT_SECONDS" "$BENCH/one-minute.wav"
+    run lame --quiet --noreplaygain -b 320 "$BENCH/one-minute.wav" "$SHORT_FILE.part"
+    mv "$SHORT_FILE.part" "$SHORT_FILE"
+    rm -f "$BENCH/one-minute.wav"
+fi
+
+# --- helpers for measuring --------------------------------------------------
+# stats: reads numbers, one a line; prints "median min max".
+stats() {
+    sort -g | awk '{ v[NR] = $1 }
+        END {
+            if (NR == 0) exit 1
+            m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            print m, v[1], v[NR]
+        }'
+}
+
+# fmt FORMAT "median min max": prints "median (min-max)" in that format.
+fmt() {
+    local f=$1
+    awk -v f="$f" '{ printf f " (" f "-" f ")\n", $1, $2, $3 }' <<<"$2"
+}
+
+# calc EXPRESSION: awk arithmetic.
+calc() { awk "BEGIN { print $1 }"; }
+
+# wall_time CMD...: runs CMD with stdout discarded, prints its wall seconds.
+wall_time() {
+    local t0 t1
+    t0=$(date +%s%N)
+    run "$@" >/dev/null
+    t1=$(date +%s%N)
+    calc "($t1 - $t0) / 1e9"
+}
+
+# cpu_time CMD...: runs CMD with stdout discarded; prints "wall user sys"
+# (seconds, from bash's time keyword in a child shell).
+cpu_time() {
+    local out="$TMP/time.$RANDOM"
+    run bash -c 'out=$1; shift; TIMEFORMAT="%3R %3U %3S"
+        { time "$@" >/dev/null 2>&3 3>&-; } 3>&2 2>"$out"' _ "$out" "$@"
+    cat "$out"
+    rm -f "$out"
+}
+
+MPG123=(mpg123 -q -t)
+UNPACED=("$PLAYFILE" --quiet --output null:unpaced)
+PACED=("$PLAYFILE" --quiet --output null)
+
+ROWS=()   # "figure|playfile|mpg123|ratio"
+NOTES=()
+
+# --- A: throughput ----------------------------------------------------------
+for entry in "${LONG_FILES[@]}"; do
+    IFS='|' read -r name mp3 _ <<<"$entry"
+    log "A: throughput, $name (${ROUNDS} rounds)"
+    wall_time "${MPG123[@]}" "$mp3" >/dev/null    # warm-ups
+    wall_time "${UNPACED[@]}" "$mp3" >/dev/null
+    : >"$TMP/m" && : >"$TMP/p"
+    for ((i = 1; i <= ROUNDS; i++)); do
+        if ((i % 2)); then
+            wall_time "${MPG123[@]}" "$mp3" >>"$TMP/m"
+            wall_time "${UNPACED[@]}" "$mp3" >>"$TMP/p"
+        else
+            wall_time "${UNPACED[@]}" "$mp3" >>"$TMP/p"
+            wall_time "${MPG123[@]}" "$mp3" >>"$TMP/m"
+        fi
+    done
+    m=$(stats <"$TMP/m")
+    p=$(stats <"$TMP/p")
+    ratio=$(awk -v m="${m%% *}" -v p="${p%% *}" 'BEGIN { printf "%.3f", m / p }')
+    # Realtime multiples: 600 s / wall, so min and max swap places.
+    mx=$(awk -v d=$LONG_SECONDS '{ print d / $1, d / $3, d / $2 }' <<<"$m")
+    px=$(awk -v d=$LONG_SECONDS '{ print d / $1, d / $3, d / $2 }' <<<"$p")
+    ROWS+=("A $name wall s|$(fmt %.3f "$p")|$(fmt %.3f "$m")|$ratio")
+    ROWS+=("A $name x realtime|$(fmt %.0f "$px")|$(fmt %.0f "$mx")|$ratio")
+done
+
+# --- B: CPU -----------------------------------------------------------------
+# cpu_pct FILE wall|audio: "wall user sys" lines -> "median min max" of CPU %,
+# of the wall time (paced playback) or of the 60 s of audio (decode only).
+cpu_pct() {
+    awk -v per="$2" -v d=$SHORT_SECONDS \
+        '{ print 100 * ($2 + $3) / (per == "wall" ? $1 : d) }' <"$1" | stats
+}
+
+log "B: decode-only CPU on the 1-minute file (${CPU_ROUNDS} rounds)"
+cpu_time "${MPG123[@]}" "$SHORT_FILE" >/dev/null    # warm-ups
+cpu_time "${UNPACED[@]}" "$SHORT_FILE" >/dev/null
+: >"$TMP/m" && : >"$TMP/p"
+for ((i = 1; i <= CPU_ROUNDS; i++)); do
+    cpu_time "${MPG123[@]}" "$SHORT_FILE" >>"$TMP/m"
+    cpu_time "${UNPACED[@]}" "$SHORT_FILE" >>"$TMP/p"
+done
+floor=$(cpu_pct "$TMP/m" audio)
+unpaced=$(cpu_pct "$TMP/p" audio)
+
+log "B: paced playback CPU (${PACED_RUNS} x ~${SHORT_SECONDS} s)"
+: >"$TMP/paced"
+for ((i = 1; i <= PACED_RUNS; i++)); do
+    cpu_time "${PACED[@]}" "$SHORT_FILE" >>"$TMP/paced"
+done
+paced=$(cpu_pct "$TMP/paced" wall)
+paced_wall=$(awk '{ print $1 }' "$TMP/paced" | stats)
+
+# ratio "median min max" "median min max": first median / second median.
+ratio() {
+    awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'
+}
+ROWS+=("B decode CPU % of audio|$(fmt %.3f "$unpaced")|$(fmt %.3f "$floor")|$(ratio "$unpaced" "$floor")")
+ROWS+=("B paced CPU % of core|$(fmt %.3f "$paced")|$(fmt %.3f "$floor")|$(ratio "$paced" "$floor")")
+
+NOTES+=("A: playfile --output null:unpaced vs mpg123 -q -t on 10-minute files; ${ROUNDS} rounds after a warm-up.")
+NOTES+=("   ratio = mpg123 median wall / playfile median wall (playfile throughput relative to mpg123); target >= 0.95.")
+NOTES+=("B: decode CPU = (user+sys) / 60 s of audio, playfile null:unpaced vs mpg123 -q -t, ${CPU_ROUNDS} runs each.")
+NOTES+=("   paced CPU = playfile --output null (user+sys) / wall, ${PACED_RUNS} run(s), wall $(fmt %.2f "$paced_wall") s;")
+NOTES+=("   mpg123 column = its decode-only CPU as % of the audio (the floor); ratio = playfile / mpg123; target < 1 %.")
+
+# --- table ------------------------------------------------------------------
+{
+    printf 'bench-audio %s, commit %s, %s, %s cores\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
+        "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" \
+        "$(mpg123 --version 2>/dev/null | head -n 1)" "$(nproc)"
+    printf '%s\n' "figure|playfile median (min-max)|mpg123 median (min-max)|ratio" "${ROWS[@]}" |
+        awk -F'|' '
+            { for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
+            END {
+                for (r = 1; r <= n; r++) {
+                    line = sprintf("%-" w[1] "s | %-" w[2] "s | %-" w[3] "s | %s", c[r, 1], c[r, 2], c[r, 3], c[r, 4])
+                    print line
+                    if (r == 1) { gsub(/./, "-", line); print line }
+                }
+            }'
+    printf '%s\n' "${NOTES[@]}"
+} | tee "$BENCH/bench-audio.txt"
