@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "playfile", targets: ["playfile"]),
         .library(name: "Audio", targets: ["Audio"]),
+        .library(name: "PlayerCore", targets: ["PlayerCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
@@ -33,6 +34,11 @@ let package = Package(
             dependencies: ["CMPG123", "CALSA"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "PlayerCore",
+            dependencies: ["Audio"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "playfile",
             dependencies: [
@@ -44,7 +50,11 @@ let package = Package(
         .testTarget(
             name: "AudioTests",
             dependencies: ["Audio"],
-            resources: [],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PlayerCoreTests",
+            dependencies: ["PlayerCore"],
             swiftSettings: strictSettings
         ),
     ]

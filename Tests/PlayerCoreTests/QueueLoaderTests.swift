@@ -1,0 +1,250 @@
+import Foundation
+import PlayerCore
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A directory tree in the temporary directory, removed when the test is done.
+private final class TemporaryTree {
+    let root: String
+
+    init() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("queueloader-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        // The loader resolves `..` by name, so compare against the path without symlinks in it.
+        self.root = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    }
+
+    deinit {
+        // Locked directories must be opened again before they can be removed.
+        if let walker = FileManager.default.enumerator(atPath: self.root) {
+            chmod(self.root, 0o755)
+            while let relative = walker.nextObject() as? String {
+                chmod(self.root + "/" + relative, 0o755)
+            }
+        }
+        try? FileManager.default.removeItem(atPath: self.root)
+    }
+
+    func path(_ relative: String) -> String {
+        self.root + "/" + relative
+    }
+
+    /// Creates a file (and its directories) holding `bytes`.
+    @discardableResult
+    func file(_ relative: String, _ bytes: [UInt8] = []) throws -> String {
+        let path = self.path(relative)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        return path
+    }
+
+    @discardableResult
+    func file(_ relative: String, text: String) throws -> String {
+        try self.file(relative, Array(text.utf8))
+    }
+
+    func directory(_ relative: String) throws {
+        try FileManager.default.createDirectory(atPath: self.path(relative), withIntermediateDirectories: true)
+    }
+
+    func link(_ relative: String, to destination: String) throws {
+        try FileManager.default.createSymbolicLink(atPath: self.path(relative), withDestinationPath: destination)
+    }
+}
+
+private let isRoot = getuid() == 0
+
+@Suite("Queue loader")
+struct QueueLoaderTests {
+    @Test func aDirectoryGivesItsMP3sDepthFirstInByteOrder() throws {
+        let tree = try TemporaryTree()
+        for name in [
+            "b.mp3", "a.mp3", "B.MP3", "cover.jpg", "notes.txt", ".hidden.mp3", ".git/x.mp3", "sub/c.mp3",
+            "sub/deeper/d.mp3", "sub/deeper/readme.md", "sub-two/e.mp3", "sub.mp3", "zz.MP3",
+        ] {
+            try tree.file(name)
+        }
+        try tree.directory("empty")
+
+        let result = try QueueLoader.expand(tree.root)
+
+        // Per directory by bytes: "B" < "a", and "sub" < "sub-two" < "sub.mp3".
+        #expect(
+            result.paths
+                == [
+                    "B.MP3", "a.mp3", "b.mp3", "sub/c.mp3", "sub/deeper/d.mp3", "sub-two/e.mp3", "sub.mp3", "zz.MP3",
+                ].map(tree.path))
+        #expect(result.skipped.isEmpty)
+    }
+
+    @Test func aRegularFileIsItselfWhateverItsExtension() throws {
+        let tree = try TemporaryTree()
+        let path = try tree.file("notes.txt")
+        #expect(try QueueLoader.expand(path) == QueueLoader.Result(paths: [path]))
+    }
+
+    @Test func relativePathsAreResolvedAndNormalized() throws {
+        let tree = try TemporaryTree()
+        let path = try tree.file("music/a.mp3")
+        try tree.directory("other")
+        #expect(try QueueLoader.expand("music/a.mp3", relativeTo: tree.root).paths == [path])
+        #expect(try QueueLoader.expand("./other/../music//a.mp3", relativeTo: tree.root).paths == [path])
+        #expect(try QueueLoader.expand(tree.root + "/other/./../music/a.mp3").paths == [path])
+    }
+
+    @Test func emptyDirectoriesAndPlaylistsAreEmptyNotErrors() throws {
+        let tree = try TemporaryTree()
+        try tree.directory("empty")
+        try tree.file("only-comments.m3u", text: "#EXTM3U\n\n# nothing here\n")
+        try tree.file("empty.m3u8")
+        #expect(try QueueLoader.expand(tree.path("empty")) == QueueLoader.Result())
+        #expect(try QueueLoader.expand(tree.path("only-comments.m3u")) == QueueLoader.Result())
+        #expect(try QueueLoader.expand(tree.path("empty.m3u8")) == QueueLoader.Result())
+    }
+
+    @Test func aMissingPathIsAnError() throws {
+        let tree = try TemporaryTree()
+        let missing = tree.path("nope.mp3")
+        let error = #expect(throws: QueueLoaderError.self) { try QueueLoader.expand(missing) }
+        #expect(error == QueueLoaderError(path: missing, reason: .fileNotFound))
+        #expect(error?.description == "\(missing): file not found")
+    }
+
+    @Test func aPlaylistGivesItsEntries() throws {
+        let tree = try TemporaryTree()
+        for name in [
+            "list/local.mp3", "list/spaced.mp3", "list/notes.txt", "list/subdir/1.mp3", "list/subdir/2.mp3",
+            "list/subdir/skip.txt", "other/abs.mp3", "other/with space.mp3", "other/x.mp3", "other/rel.mp3",
+        ] {
+            try tree.file(name)
+        }
+        let lines = [
+            "#EXTM3U",
+            "#EXTINF:123,Artist - Title",
+            "local.mp3",
+            "",
+            "  spaced.mp3  ",
+            tree.path("other/abs.mp3"),
+            "file://" + tree.path("other/with%20space.mp3"),
+            "file://localhost" + tree.path("other/x.mp3"),
+            "../other/rel.mp3",
+            "missing.mp3",
+            "http://radio.example/stream",
+            "notes.txt",
+            "subdir",
+            "nested.m3u8",
+        ]
+        let playlist = try tree.file("list/mix.m3u", [0xEF, 0xBB, 0xBF] + Array(lines.joined(separator: "\r\n").utf8))
+        try tree.file("list/nested.m3u8", text: "# a playlist naming its parent\nlocal.mp3\nmix.m3u\n")
+
+        let result = try QueueLoader.expand(playlist)
+
+        #expect(
+            result.paths
+                == [
+                    "list/local.mp3", "list/spaced.mp3", "other/abs.mp3", "other/with space.mp3", "other/x.mp3",
+                    "other/rel.mp3", "list/notes.txt", "list/subdir/1.mp3", "list/subdir/2.mp3", "list/local.mp3",
+                ].map(tree.path))
+        #expect(
+            result.skipped == [
+                QueueLoader.Skipped(path: tree.path("list/missing.mp3"), reason: .fileNotFound),
+                QueueLoader.Skipped(path: "http://radio.example/stream", reason: .unsupportedURL),
+                QueueLoader.Skipped(path: playlist, reason: .playlistLoop),
+            ])
+        #expect(result.skipped[0].description == tree.path("list/missing.mp3") + ": file not found")
+    }
+
+    @Test(arguments: ["\n", "\r\n", "\r"])
+    func playlistLineEndings(separator: String) throws {
+        let tree = try TemporaryTree()
+        let first = try tree.file("1.mp3")
+        let second = try tree.file("2.mp3")
+        let playlist = try tree.file(
+            "list.m3u", text: "#EXTM3U" + separator + "1.mp3" + separator + "2.mp3" + separator)
+        #expect(try QueueLoader.expand(playlist).paths == [first, second])
+    }
+
+    @Test func aLatin1PlaylistStillLoads() throws {
+        let tree = try TemporaryTree()
+        let song = try tree.file("café.mp3")
+        let playlist = try tree.file("old.m3u", Array("caf".utf8) + [0xE9] + Array(".mp3\n".utf8))
+        #expect(try QueueLoader.expand(playlist).paths == [song])
+    }
+
+    @Test func symlinksAreFollowedAndLoopsReported() throws {
+        let tree = try TemporaryTree()
+        try tree.file("music/a.mp3")
+        try tree.file("music/dir/b.mp3")
+        try tree.link("music/dir/back", to: "..")
+        try tree.link("music/alias", to: "dir")
+        try tree.link("music/link.mp3", to: "a.mp3")
+        try tree.link("music/dangling.mp3", to: "missing.mp3")
+        try tree.link("music/self", to: "self")
+
+        let result = try QueueLoader.expand(tree.path("music"))
+
+        #expect(
+            result.paths == ["music/a.mp3", "music/alias/b.mp3", "music/dir/b.mp3", "music/link.mp3"].map(tree.path))
+        #expect(
+            result.skipped == [
+                QueueLoader.Skipped(path: tree.path("music/alias/back"), reason: .symlinkLoop),
+                QueueLoader.Skipped(path: tree.path("music/dangling.mp3"), reason: .fileNotFound),
+                QueueLoader.Skipped(path: tree.path("music/dir/back"), reason: .symlinkLoop),
+                QueueLoader.Skipped(path: tree.path("music/self"), reason: .symlinkLoop),
+            ])
+    }
+
+    @Test func anUnreadableDirectoryBelowIsSkippedAndOnTopIsAnError() throws {
+        let tree = try TemporaryTree()
+        let open = try tree.file("music/a.mp3")
+        let hidden = try tree.file("music/locked/b.mp3")
+        let locked = tree.path("music/locked")
+        #expect(chmod(locked, 0) == 0)
+
+        let result = try QueueLoader.expand(tree.path("music"))
+        let direct = Result { () throws(QueueLoaderError) in try QueueLoader.expand(locked) }
+
+        if isRoot {
+            // Root reads anything, as MPD's own permission check grants it.
+            #expect(result.paths == [open, hidden])
+            #expect(try direct.get().paths == [hidden])
+        } else {
+            #expect(result.paths == [open])
+            #expect(result.skipped == [QueueLoader.Skipped(path: locked, reason: .permissionDenied)])
+            #expect(throws: QueueLoaderError(path: locked, reason: .permissionDenied)) { try direct.get() }
+            #expect(
+                QueueLoaderError(path: locked, reason: .permissionDenied).description == "\(locked): permission denied")
+        }
+    }
+
+    @Test func anUnreadableFileOrPlaylistIsAnError() throws {
+        let tree = try TemporaryTree()
+        let song = try tree.file("song.mp3")
+        let playlist = try tree.file("list.m3u", text: "song.mp3\n")
+        #expect(chmod(song, 0) == 0)
+        #expect(chmod(playlist, 0) == 0)
+
+        for path in [song, playlist] {
+            if isRoot {
+                #expect(try QueueLoader.expand(path).paths == [song])
+            } else {
+                #expect(throws: QueueLoaderError(path: path, reason: .permissionDenied)) {
+                    try QueueLoader.expand(path)
+                }
+            }
+        }
+    }
+
+    @Test func aFIFOIsNotPlayable() throws {
+        let tree = try TemporaryTree()
+        let fifo = tree.path("pipe.mp3")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        #expect(throws: QueueLoaderError(path: fifo, reason: .notRegularFile)) { try QueueLoader.expand(fifo) }
+        #expect(
+            try QueueLoader.expand(tree.root).skipped == [QueueLoader.Skipped(path: fifo, reason: .notRegularFile)])
+    }
+}
