@@ -21,4 +21,4 @@ echo "== swift format lint --strict"
 swift format lint --strict --recursive Package.swift Sources Tests
 
 echo "== tests"
-swift test --skip-build --disable-xctest
+swift test --skip-build --disable-xctest --no-parallel

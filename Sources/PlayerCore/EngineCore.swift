@@ -1,0 +1,265 @@
+// The audio thread. It alone owns the decoder, the output and the PlayerContext: it creates and
+// destroys the C handles itself, decodes one period at a time, applies the volume and writes to the
+// output, and takes commands from its mailbox between periods. It never touches a socket and never
+// waits on anything but the device, its clock and its mailbox.
+
+import Audio
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The audio thread's state. Confined to that thread: not `Sendable`.
+final class EngineCore {
+    private(set) var context: PlayerContext
+    private let configuration: EngineConfiguration
+    private let shared: EngineShared
+    private let output: any AudioOutput
+    private var decoder: MP3Decoder?
+    private var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
+    private var periodFrames = 0
+    private var seekCount = 0
+    private var running = true
+
+    init(configuration: EngineConfiguration, context: PlayerContext, shared: EngineShared) {
+        self.configuration = configuration
+        self.context = context
+        self.shared = shared
+        self.output = configuration.makeOutput()
+    }
+
+    deinit {
+        self.buffer.deallocate()
+    }
+
+    // MARK: - The loop
+
+    func run(_ mailbox: Mailbox) {
+        while self.running {
+            self.shared.beats.add(1, ordering: .relaxed)
+            for job in mailbox.takeAll() {
+                job.run(self)
+            }
+            guard self.running else { break }
+            let now = self.configuration.clock.now()
+            let timed = self.context.tick(now: now)
+            if !timed.isEmpty {
+                self.perform(timed)
+                self.publish()
+            }
+            if self.context.state.kind == .play, self.decoder != nil, self.output.format != nil {
+                self.renderPeriod()
+            } else if mailbox.isEmpty {
+                // Idle: sleep until a command comes or a timer is due (at most a second, so the heartbeat
+                // keeps moving).
+                let wait = self.context.nextDeadline.map { $0 - self.configuration.clock.now() } ?? 1_000_000_000
+                mailbox.wait(nanoseconds: min(wait, 1_000_000_000))
+            }
+        }
+        mailbox.close()
+    }
+
+    /// Applies a change to the context and performs its effects; publishes the result.
+    func apply(_ change: (inout PlayerContext, Int64) throws(PlayerError) -> [PlayerEffect]) throws(PlayerError) {
+        let effects = try change(&self.context, self.configuration.clock.now())
+        self.perform(effects)
+        self.publish()
+    }
+
+    func shutDown() {
+        if self.context.state.kind != .stop {
+            try? self.apply { context, now throws(PlayerError) in try context.handle(.stop, now: now) }
+        }
+        self.decoder = nil
+        self.output.close()
+        self.running = false
+    }
+
+    /// Nanoseconds into the current song that the listener hears now.
+    func heardOffset() -> Int64 {
+        switch self.context.state {
+        case .prepare(let prepare): return prepare.startOffset
+        case .stop: return 0
+        case .play(let state): return state.song.format.nanoseconds(forFrames: self.heardFrames())
+        case .pause(let state): return state.song.format.nanoseconds(forFrames: self.heardFrames())
+        }
+    }
+
+    /// The current song's length in nanoseconds, when known.
+    func songLengthOffset() -> Int64? {
+        guard let song = self.context.state.song, let length = song.lengthFrames else { return nil }
+        return song.format.nanoseconds(forFrames: length)
+    }
+
+    // MARK: - Playing
+
+    private func renderPeriod() {
+        guard let decoder = self.decoder, let entry = self.context.state.entry else { return }
+        let bytesPerFrame = decoder.format.bytesPerFrame
+        let chunk = UnsafeMutableRawBufferPointer(rebasing: self.buffer[0..<self.periodFrames * bytesPerFrame])
+        let frames: Int
+        do {
+            frames = try decoder.read(into: chunk)
+        } catch {
+            self.report(.songEnded(entry, message: error.description))
+            return
+        }
+        guard frames > 0 else {
+            self.report(.songEnded(entry, message: nil))
+            return
+        }
+        let pcm = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<frames * bytesPerFrame])
+        SoftwareVolume(level: self.context.volume, isMuted: self.context.isMuted)
+            .apply(to: pcm, format: decoder.format.sampleFormat)
+        do {
+            try self.output.write(UnsafeRawBufferPointer(pcm))
+        } catch {
+            self.report(.outputFailed(message: error.description))
+            return
+        }
+        self.publish()
+    }
+
+    private func report(_ event: EngineEvent) {
+        self.perform(self.context.handle(event))
+        self.publish()
+    }
+
+    /// Performs effects in order. When one produces an event, the transition it causes supersedes
+    /// whatever was left of the list.
+    private func perform(_ effects: [PlayerEffect]) {
+        for effect in effects {
+            if let event = self.execute(effect) {
+                self.perform(self.context.handle(event))
+                return
+            }
+        }
+    }
+
+    private func execute(_ effect: PlayerEffect) -> EngineEvent? {
+        switch effect {
+        case .openDecoder(let entry, let startOffset):
+            self.decoder = nil
+            do {
+                let decoder = try MP3Decoder(path: entry.path, sampleFormat: self.configuration.sampleFormat)
+                if startOffset > 0 {
+                    let frame = decoder.format.frames(inNanoseconds: startOffset)
+                    try decoder.seek(toFrame: decoder.lengthFrames.map { min($0, frame) } ?? frame)
+                }
+                self.decoder = decoder
+                self.reserveBuffer(for: decoder.format)
+                return .songOpened(OpenSong(entry: entry, format: decoder.format, lengthFrames: decoder.lengthFrames))
+            } catch {
+                return .songFailed(entry, message: error.description)
+            }
+        case .closeDecoder:
+            self.decoder = nil
+        case .openOutput(let format):
+            if self.output.format == format { return nil }
+            do {
+                if self.output.format != nil {
+                    // Another format: the previous song plays out before the device changes.
+                    try self.output.drain()
+                    self.output.close()
+                }
+                try self.output.open(format: format)
+            } catch {
+                return .outputFailed(message: error.description)
+            }
+        case .dropOutput:
+            return self.onOpenOutput { (output) throws(OutputError) in try output.drop() }
+        case .drainOutput:
+            return self.onOpenOutput { (output) throws(OutputError) in try output.drain() }
+        case .pauseOutput:
+            return self.onOpenOutput { (output) throws(OutputError) in try output.pause() }
+        case .resumeOutput:
+            return self.onOpenOutput { (output) throws(OutputError) in try output.resume() }
+        case .releaseOutput:
+            self.output.close()
+        case .seekDecoder(let offset):
+            self.seekCount += 1
+            return self.seekDecoder(toFrame: self.decoder.map { $0.format.frames(inNanoseconds: offset) })
+        case .rewindDecoderToHeard:
+            return self.seekDecoder(toFrame: self.heardFrames())
+        }
+        return nil
+    }
+
+    private func onOpenOutput(_ call: (any AudioOutput) throws(OutputError) -> Void) -> EngineEvent? {
+        guard self.output.format != nil else { return nil }
+        do {
+            try call(self.output)
+            return nil
+        } catch {
+            return .outputFailed(message: error.description)
+        }
+    }
+
+    private func seekDecoder(toFrame frame: Int?) -> EngineEvent? {
+        guard let decoder = self.decoder, let frame, let entry = self.context.state.entry else { return nil }
+        do {
+            try decoder.seek(toFrame: decoder.lengthFrames.map { min($0, frame) } ?? frame)
+            return nil
+        } catch {
+            return .songEnded(entry, message: error.description)
+        }
+    }
+
+    private func heardFrames() -> Int {
+        guard let decoder = self.decoder else { return 0 }
+        let delay = self.output.format == nil ? 0 : self.output.delayFrames
+        return max(0, decoder.position - delay)
+    }
+
+    private func reserveBuffer(for format: AudioFormat) {
+        self.periodFrames = max(64, format.frames(inNanoseconds: self.configuration.periodNanoseconds))
+        let bytes = self.periodFrames * format.bytesPerFrame
+        if self.buffer.count < bytes {
+            self.buffer.deallocate()
+            self.buffer = .allocate(byteCount: bytes, alignment: 16)
+        }
+    }
+
+    // MARK: - Status
+
+    private func publish() {
+        var status = Self.status(of: self.context, at: self.configuration.clock.now())
+        status.seekCount = self.seekCount
+        if let decoder = self.decoder, status.format != nil {
+            status.heardFrames = self.heardFrames()
+            status.writtenFrames = decoder.position
+            status.bitrate = decoder.bitrate
+        }
+        self.shared.publish(status)
+    }
+
+    /// The status a context stands for, before the engine adds what only it knows (positions).
+    static func status(of context: PlayerContext, at now: Int64) -> PlayerStatus {
+        let queue = context.queue
+        var status = PlayerStatus()
+        status.state = context.state.kind
+        status.entry = context.state.entry ?? queue.current
+        status.position = status.entry.flatMap { queue.position(ofID: $0.id) }
+        status.nextPosition = queue.nextPosition
+        status.nextEntry = queue.nextPosition.flatMap { queue.entry(at: $0) }
+        status.queueLength = queue.count
+        status.queueVersion = queue.version
+        status.repeatMode = queue.repeatMode
+        status.random = queue.random
+        status.single = queue.single
+        status.consume = queue.consume
+        status.volume = context.volume
+        status.isMuted = context.isMuted
+        status.error = context.lastError
+        status.sleepTimer = context.sleepTimer
+        status.sampledAt = now
+        if let song = context.state.song {
+            status.format = song.format
+            status.lengthFrames = song.lengthFrames
+        }
+        if case .pause(let pause) = context.state {
+            status.resumesAt = pause.resumesAt
+        }
+        return status
+    }
+}

@@ -1,0 +1,334 @@
+/// The player's brain: the current state (exactly one of the four state structs), the queue, volume,
+/// timers and the last error. It guards every transition with one table and returns the effects the
+/// engine must perform. It does no I/O and knows no threads, so it is tested as a plain value.
+public struct PlayerContext: Sendable {
+    /// The current state.
+    public private(set) var state: PlayerState = .stop(StopState())
+    /// The play queue.
+    public private(set) var queue: Queue
+    /// Software volume, 0 to 100.
+    public private(set) var volume = 100
+    /// True while muted: silence at any volume.
+    public private(set) var isMuted = false
+    /// The sleep timer.
+    public private(set) var sleepTimer: SleepTimer = .off
+    /// The last playback error (a song that failed, an output that broke), until cleared.
+    public private(set) var lastError: String?
+    /// Whether pausing releases the device (and resuming reopens it).
+    public var releasesOutputOnPause: Bool
+    /// Songs that failed one after another: when every song in the queue has failed, playback stops
+    /// instead of cycling through them forever.
+    private var consecutiveFailures = 0
+
+    /// Creates a stopped player with `queue`.
+    public init(queue: Queue = Queue(), releasesOutputOnPause: Bool = false) {
+        self.queue = queue
+        self.releasesOutputOnPause = releasesOutputOnPause
+    }
+
+    // MARK: - The transition table
+
+    /// The one table of legal moves. Staying in a state's kind is legal (it only updates the state's
+    /// data); playing or pausing needs a prepared song, so neither can follow stop directly.
+    public static func isValidNextState(from current: PlayerStateKind, to next: PlayerStateKind) -> Bool {
+        switch (current, next) {
+        case (.stop, .stop), (.stop, .prepare): true
+        case (.stop, .play), (.stop, .pause): false
+        case (.prepare, .prepare), (.prepare, .play), (.prepare, .pause), (.prepare, .stop): true
+        case (.play, .prepare), (.play, .play), (.play, .pause), (.play, .stop): true
+        case (.pause, .prepare), (.pause, .play), (.pause, .pause), (.pause, .stop): true
+        }
+    }
+
+    /// Whether `next` may follow the current state; no side effects.
+    public func canEnter(_ next: PlayerState) -> Bool {
+        Self.isValidNextState(from: self.state.kind, to: next.kind)
+    }
+
+    /// Moves to `next`: the old state's `willExit(to:)`, the swap, the new state's `didEnter(from:)`.
+    /// A move within one kind about the same song only replaces the state's data (a new start offset,
+    /// a pause timer) and runs no hooks; preparing another song runs them.
+    /// - Returns: the effects the engine must perform, in order.
+    /// - Throws: `PlayerError.illegalTransition` for a move the table forbids; nothing changes.
+    public mutating func enter(_ next: PlayerState) throws(PlayerError) -> [PlayerEffect] {
+        let previous = self.state
+        guard self.canEnter(next) else {
+            throw .illegalTransition(from: previous.kind, to: next.kind)
+        }
+        if previous.kind == next.kind && previous.entry == next.entry {
+            self.state = next
+            return []
+        }
+        var effects = previous.hooks.willExit(to: next)
+        self.state = next
+        effects += next.hooks.didEnter(from: previous)
+        return effects
+    }
+
+    // MARK: - Requests
+
+    /// Carries out a listener's request at clock time `now` (nanoseconds).
+    /// - Returns: the effects the engine must perform.
+    /// - Throws: `PlayerError` when the request is not allowed now; nothing changes then.
+    public mutating func handle(_ request: PlayerRequest, now: Int64) throws(PlayerError) -> [PlayerEffect] {
+        switch (request, self.state) {
+        case (.stop, .stop):
+            return []
+        case (.stop, _):
+            return try self.enter(.stop(StopState()))
+
+        case (.play, .stop):
+            guard let position = self.queue.currentPosition ?? self.queue.firstPosition else {
+                throw .emptyQueue(request: request.name)
+            }
+            return try self.prepare(position: position, request: request)
+        case (.play, .pause(let pause)), (.resume, .pause(let pause)), (.togglePause, .pause(let pause)):
+            return try self.enter(.play(PlayState(song: pause.song)))
+        case (.play, .play), (.play, .prepare), (.resume, .play):
+            return []
+
+        case (.playPosition(let position), _):
+            guard self.queue.entry(at: position) != nil else {
+                throw .noSuchSong(request: request.name, detail: "no song at position \(position)")
+            }
+            return try self.prepare(position: position, request: request)
+        case (.playID(let id), _):
+            guard let position = self.queue.position(ofID: id) else {
+                throw .noSuchSong(request: request.name, detail: "no song with id \(id)")
+            }
+            return try self.prepare(position: position, request: request)
+
+        case (.pause, .play(let play)), (.togglePause, .play(let play)):
+            return try self.enter(.pause(PauseState(song: play.song, releasedOutput: self.releasesOutputOnPause)))
+        case (.pause, .pause):
+            return []
+        case (.pause, .prepare(var prepare)), (.resume, .prepare(var prepare)), (.togglePause, .prepare(var prepare)):
+            prepare.startsPaused =
+                switch request {
+                case .pause: true
+                case .resume: false
+                default: !prepare.startsPaused
+                }
+            return try self.enter(.prepare(prepare))
+        case (.pause, .stop), (.resume, .stop), (.togglePause, .stop), (.next, .stop), (.previous, .stop),
+            (.seek, .stop), (.pauseFor, .stop), (.pauseFor, .prepare), (.sleepAfter, .stop), (.sleepAtEndOfSong, .stop):
+            throw .notAllowed(request: request.name, state: self.state.kind)
+
+        case (.next, _):
+            guard self.queue.advanceToNext() != nil else {
+                return try self.enter(.stop(StopState()))
+            }
+            return try self.prepareCurrent(request)
+        case (.previous, _):
+            guard self.queue.returnToPrevious() != nil else {
+                throw .noSuchSong(request: request.name, detail: "no song before the current one")
+            }
+            return try self.prepareCurrent(request)
+
+        case (.seek(let offset), .prepare(var prepare)):
+            guard offset >= 0 else { throw .badArgument(request: request.name, detail: "negative position") }
+            prepare.startOffset = offset
+            return try self.enter(.prepare(prepare))
+        case (.seek(let offset), .play(let play)):
+            try self.checkSeek(offset, in: play.song, request: request)
+            return [.dropOutput, .seekDecoder(offset: offset)]
+        case (.seek(let offset), .pause(let pause)):
+            try self.checkSeek(offset, in: pause.song, request: request)
+            return pause.releasedOutput ? [.seekDecoder(offset: offset)] : [.dropOutput, .seekDecoder(offset: offset)]
+
+        case (.pauseFor(let duration), .play(let play)):
+            guard duration > 0 else {
+                throw .badArgument(request: request.name, detail: "the duration must be positive")
+            }
+            let pause = PauseState(
+                song: play.song, resumesAt: now + duration, releasedOutput: self.releasesOutputOnPause)
+            return try self.enter(.pause(pause))
+        case (.pauseFor(let duration), .pause(var pause)):
+            guard duration > 0 else {
+                throw .badArgument(request: request.name, detail: "the duration must be positive")
+            }
+            pause.resumesAt = now + duration
+            return try self.enter(.pause(pause))
+
+        case (.sleepAfter(let duration), _):
+            guard duration > 0 else {
+                throw .badArgument(request: request.name, detail: "the duration must be positive")
+            }
+            self.sleepTimer = .at(now + duration)
+            return []
+        case (.sleepAtEndOfSong, _):
+            self.sleepTimer = .endOfSong
+            return []
+        case (.cancelSleep, _):
+            self.sleepTimer = .off
+            return []
+        }
+    }
+
+    /// Sets the software volume.
+    /// - Throws: `PlayerError.badArgument` outside 0...100.
+    public mutating func setVolume(_ volume: Int) throws(PlayerError) {
+        guard (0...100).contains(volume) else {
+            throw .badArgument(request: "set the volume", detail: "the volume must be between 0 and 100")
+        }
+        self.volume = volume
+    }
+
+    /// Mutes or unmutes.
+    public mutating func setMuted(_ muted: Bool) {
+        self.isMuted = muted
+    }
+
+    /// Forgets the last error.
+    public mutating func clearError() {
+        self.lastError = nil
+    }
+
+    // MARK: - Engine events and time
+
+    /// Takes in what the engine reports about the effects it performed.
+    /// - Returns: the effects that follow (open the next song, stop ...).
+    public mutating func handle(_ event: EngineEvent) -> [PlayerEffect] {
+        switch (event, self.state) {
+        case (.songOpened(let song), .prepare(let prepare)) where song.entry == prepare.entry:
+            self.consecutiveFailures = 0
+            if prepare.startsPaused {
+                // The device is not taken until the listener resumes.
+                return self.force(.pause(PauseState(song: song, releasedOutput: true)))
+            }
+            return self.force(.play(PlayState(song: song)))
+
+        case (.songFailed(let entry, let message), .prepare(let prepare)) where entry == prepare.entry:
+            self.lastError = message
+            self.consecutiveFailures += 1
+            guard self.consecutiveFailures < self.queue.count, self.queue.advanceToNext() != nil,
+                let next = self.queue.current
+            else {
+                return self.force(.stop(StopState()))
+            }
+            return self.force(
+                .prepare(PrepareState(entry: next, startsPaused: prepare.startsPaused, reason: prepare.reason)))
+
+        case (.songEnded(let entry, let message), .play(let play)) where entry == play.song.entry:
+            if let message {
+                self.lastError = message
+            }
+            if self.sleepTimer == .endOfSong {
+                self.sleepTimer = .off
+                return self.stopAfterDrain()
+            }
+            guard self.queue.songFinished() != nil, let next = self.queue.current else {
+                return self.stopAfterDrain()
+            }
+            return self.force(.prepare(PrepareState(entry: next, reason: .songBoundary)))
+
+        case (.outputFailed(let message), _):
+            self.lastError = message
+            return self.state.kind == .stop ? [] : self.force(.stop(StopState()))
+
+        default:
+            // A report about a song the player has already left behind: nothing to do.
+            return []
+        }
+    }
+
+    /// Lets time pass: a timed pause ends, a sleep timer fires.
+    public mutating func tick(now: Int64) -> [PlayerEffect] {
+        var effects: [PlayerEffect] = []
+        if case .pause(let pause) = self.state, let resumesAt = pause.resumesAt, now >= resumesAt {
+            effects += self.force(.play(PlayState(song: pause.song)))
+        }
+        if case .at(let deadline) = self.sleepTimer, now >= deadline {
+            self.sleepTimer = .off
+            if self.state.kind != .stop {
+                effects += self.force(.stop(StopState()))
+            }
+        }
+        return effects
+    }
+
+    /// The next moment `tick(now:)` has something to do, if any.
+    public var nextDeadline: Int64? {
+        var deadlines: [Int64] = []
+        if case .pause(let pause) = self.state, let resumesAt = pause.resumesAt {
+            deadlines.append(resumesAt)
+        }
+        if case .at(let deadline) = self.sleepTimer {
+            deadlines.append(deadline)
+        }
+        return deadlines.min()
+    }
+
+    // MARK: - Queue edits
+
+    /// Edits the queue. When the edit removes the song the player is on, playback moves to the song
+    /// that took its place (as MPD does) or stops; clearing the queue stops.
+    /// - Returns: what `body` returned, and the effects of any move.
+    public mutating func editQueue<Result>(
+        _ request: String,
+        _ body: (inout Queue) throws(QueueError) -> Result
+    ) throws(PlayerError) -> (Result, [PlayerEffect]) {
+        let result: Result
+        do {
+            result = try body(&self.queue)
+        } catch {
+            throw .queue(request: request, detail: error.description)
+        }
+        guard let entry = self.state.entry, self.queue.position(ofID: entry.id) == nil else {
+            return (result, [])
+        }
+        if self.state.kind != .pause, let position = self.queue.currentPosition,
+            let next = self.queue.entry(at: position)
+        {
+            return (result, self.force(.prepare(PrepareState(entry: next))))
+        }
+        return (result, self.force(.stop(StopState())))
+    }
+
+    // MARK: - Helpers
+
+    private mutating func prepare(position: Int, request: PlayerRequest) throws(PlayerError) -> [PlayerEffect] {
+        do {
+            try self.queue.setCurrent(position: position)
+        } catch {
+            throw .noSuchSong(request: request.name, detail: error.description)
+        }
+        guard let entry = self.queue.current else {
+            throw .noSuchSong(request: request.name, detail: "no song at position \(position)")
+        }
+        return try self.enter(.prepare(PrepareState(entry: entry)))
+    }
+
+    /// Prepares the queue's current song, after `next` or `previous` moved it.
+    private mutating func prepareCurrent(_ request: PlayerRequest) throws(PlayerError) -> [PlayerEffect] {
+        guard let entry = self.queue.current else {
+            throw .emptyQueue(request: request.name)
+        }
+        return try self.enter(.prepare(PrepareState(entry: entry)))
+    }
+
+    private func checkSeek(_ offset: Int64, in song: OpenSong, request: PlayerRequest) throws(PlayerError) {
+        guard offset >= 0 else {
+            throw .badArgument(request: request.name, detail: "negative position")
+        }
+        if let length = song.lengthFrames, offset > song.format.nanoseconds(forFrames: length) {
+            throw .badArgument(request: request.name, detail: "the position is past the end of the song")
+        }
+    }
+
+    private mutating func stopAfterDrain() -> [PlayerEffect] {
+        [.drainOutput] + self.force(.stop(StopState()))
+    }
+
+    /// Enters a state the engine's report makes necessary. Every such move is in the table; if one
+    /// were not, stopping is the safe answer.
+    private mutating func force(_ next: PlayerState) -> [PlayerEffect] {
+        do {
+            return try self.enter(next)
+        } catch {
+            assertionFailure("engine report led to an illegal transition: \(error)")
+            self.state = .stop(StopState())
+            return [.closeDecoder, .releaseOutput]
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Audio
+
+/// What the player is doing, as a value any thread may hold: the engine publishes one after every
+/// change and every period it plays.
+public struct PlayerStatus: Sendable, Equatable {
+    /// The state's name.
+    public var state: PlayerStateKind = .stop
+    /// The current song: the one playing, paused or being prepared, or the queue's current one.
+    public var entry: QueueEntry?
+    /// The current song's queue position.
+    public var position: Int?
+    /// What plays after the current song ends by itself, if anything.
+    public var nextEntry: QueueEntry?
+    /// The next song's queue position.
+    public var nextPosition: Int?
+    /// Songs in the queue.
+    public var queueLength = 0
+    /// The queue's version: it changes whenever the queue does (MPD's `playlist`).
+    public var queueVersion = 0
+    /// Repeat mode.
+    public var repeatMode = false
+    /// Random mode.
+    public var random = false
+    /// Single mode.
+    public var single: SingleMode = .off
+    /// Consume mode.
+    public var consume = false
+    /// Software volume, 0 to 100.
+    public var volume = 100
+    /// True while muted.
+    public var isMuted = false
+    /// The open song's PCM format.
+    public var format: AudioFormat?
+    /// The open song's length in frames, when known.
+    public var lengthFrames: Int?
+    /// The bitrate of the frame last decoded, kbit/s.
+    public var bitrate = 0
+    /// Frames of the current song heard when the status was sampled.
+    public var heardFrames = 0
+    /// Frames of the current song decoded and handed to the output: nothing past them can be heard.
+    public var writtenFrames = 0
+    /// When the status was sampled, clock nanoseconds.
+    public var sampledAt: Int64 = 0
+    /// The last playback error, until cleared.
+    public var error: String?
+    /// The sleep timer.
+    public var sleepTimer: SleepTimer = .off
+    /// When a timed pause ends by itself.
+    public var resumesAt: Int64?
+    /// Counts seeks, so that observers see one even when nothing else changed.
+    public var seekCount = 0
+
+    /// Creates the status of a stopped player with an empty queue.
+    public init() {}
+
+    /// Frames of the current song heard at clock time `now`: while playing, the sample moves on at the
+    /// stream's rate, up to what has been written.
+    public func heardFrames(at now: Int64) -> Int {
+        guard self.state == .play, let format = self.format else { return self.heardFrames }
+        let moved = format.frames(inNanoseconds: max(0, now - self.sampledAt))
+        return min(self.writtenFrames, self.heardFrames + moved)
+    }
+
+    /// Seconds of the current song heard at clock time `now`.
+    public func elapsed(at now: Int64) -> Double {
+        guard let format = self.format else { return 0 }
+        return Double(self.heardFrames(at: now)) / Double(format.sampleRate)
+    }
+
+    /// The current song's length in seconds, when known.
+    public var duration: Double? {
+        guard let format = self.format, let lengthFrames = self.lengthFrames else { return nil }
+        return Double(lengthFrames) / Double(format.sampleRate)
+    }
+}
+
+/// What changed, in MPD's idle subsystems.
+public struct PlayerChanges: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+
+    /// Creates a set from raw bits.
+    public init(rawValue: Int) {
+        self.rawValue = rawValue
+    }
+
+    /// Play state, current song, position jumps (seek), errors.
+    public static let player = PlayerChanges(rawValue: 1 << 0)
+    /// Volume or mute.
+    public static let mixer = PlayerChanges(rawValue: 1 << 1)
+    /// The queue's contents.
+    public static let playlist = PlayerChanges(rawValue: 1 << 2)
+    /// Repeat, random, single, consume, sleep timer.
+    public static let options = PlayerChanges(rawValue: 1 << 3)
+
+    /// The subsystems that differ between two statuses.
+    public static func between(_ old: PlayerStatus, _ new: PlayerStatus) -> PlayerChanges {
+        var changes: PlayerChanges = []
+        if old.state != new.state || old.entry != new.entry || old.error != new.error || old.seekCount != new.seekCount
+            || old.resumesAt != new.resumesAt
+        {
+            changes.insert(.player)
+        }
+        if old.volume != new.volume || old.isMuted != new.isMuted {
+            changes.insert(.mixer)
+        }
+        if old.queueVersion != new.queueVersion {
+            changes.insert(.playlist)
+        }
+        if old.repeatMode != new.repeatMode || old.random != new.random || old.single != new.single
+            || old.consume != new.consume || old.sleepTimer != new.sleepTimer
+        {
+            changes.insert(.options)
+        }
+        return changes
+    }
+}

@@ -1,0 +1,173 @@
+import Audio
+import Foundation
+import Synchronization
+import Testing
+
+@testable import PlayerCore
+
+let fixturesDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
+func fixture(_ name: String) -> String {
+    fixturesDirectory.appendingPathComponent(name).path
+}
+
+/// A clock that moves only when an output sleeps on it or a test advances it.
+final class VirtualClock: PacingClock {
+    private let time = Mutex<Int64>(1_000_000_000)
+
+    func now() -> Int64 { self.time.withLock { $0 } }
+
+    func sleep(until deadline: Int64) {
+        self.time.withLock { $0 = max($0, deadline) }
+    }
+
+    func advance(by nanoseconds: Int64) {
+        self.time.withLock { $0 += nanoseconds }
+    }
+}
+
+/// What a `RecordingOutput` saw, readable from the test's thread.
+final class Recording: Sendable {
+    private let bytes = Mutex<[UInt8]>([])
+    private let calls = Mutex<[String]>([])
+    private let open = Mutex<Bool>(false)
+
+    var data: [UInt8] { self.bytes.withLock { $0 } }
+    var log: [String] { self.calls.withLock { $0 } }
+    var isOpen: Bool { self.open.withLock { $0 } }
+
+    func append(_ pcm: UnsafeRawBufferPointer) { self.bytes.withLock { $0 += pcm } }
+    func note(_ call: String) { self.calls.withLock { $0.append(call) } }
+    func setOpen(_ value: Bool) { self.open.withLock { $0 = value } }
+}
+
+/// An output that passes everything to another output and records it; it can be told to fail.
+final class RecordingOutput: AudioOutput {
+    let inner: any AudioOutput
+    let recording: Recording
+    /// Writes after which every write fails as if the device had vanished.
+    let failAfterWrites: Int?
+    private var writes = 0
+
+    init(inner: any AudioOutput, recording: Recording, failAfterWrites: Int? = nil) {
+        self.inner = inner
+        self.recording = recording
+        self.failAfterWrites = failAfterWrites
+    }
+
+    var name: String { self.inner.name }
+    var format: AudioFormat? { self.inner.format }
+    var delayFrames: Int { self.inner.delayFrames }
+
+    func open(format: AudioFormat) throws(OutputError) {
+        if self.inner.format != format {
+            self.recording.note("open \(format)")
+        }
+        try self.inner.open(format: format)
+        self.recording.setOpen(true)
+    }
+
+    func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
+        self.writes += 1
+        if let limit = self.failAfterWrites, self.writes > limit {
+            throw .callFailed(output: self.name, call: "snd_pcm_writei", code: -19, reason: "No such device")
+        }
+        self.recording.append(frames)
+        try self.inner.write(frames)
+    }
+
+    func pause() throws(OutputError) {
+        self.recording.note("pause")
+        try self.inner.pause()
+    }
+
+    func resume() throws(OutputError) {
+        self.recording.note("resume")
+        try self.inner.resume()
+    }
+
+    func drain() throws(OutputError) {
+        self.recording.note("drain")
+        try self.inner.drain()
+    }
+
+    func drop() throws(OutputError) {
+        self.recording.note("drop")
+        try self.inner.drop()
+    }
+
+    func close() {
+        if self.inner.format != nil {
+            self.recording.note("close")
+        }
+        self.inner.close()
+        self.recording.setOpen(false)
+    }
+}
+
+/// An engine on a recording null output, paced or not, with `files` queued.
+func makeEngine(
+    _ files: [String],
+    paced: Bool = false,
+    clock: any PacingClock = MonotonicClock(),
+    failAfterWrites: Int? = nil,
+    releasesOutputOnPause: Bool = false,
+    configure: (inout Queue) -> Void = { _ in }
+) throws -> (AudioEngine, Recording) {
+    let recording = Recording()
+    var queue = Queue()
+    try queue.add(files)
+    configure(&queue)
+    let configuration = EngineConfiguration(
+        makeOutput: {
+            RecordingOutput(
+                inner: NullOutput(paced: paced, clock: clock), recording: recording, failAfterWrites: failAfterWrites)
+        },
+        clock: clock)
+    let engine = AudioEngine(
+        configuration: configuration,
+        context: PlayerContext(queue: queue, releasesOutputOnPause: releasesOutputOnPause))
+    return (engine, recording)
+}
+
+/// Waits (polling, with a generous limit) until the engine's status satisfies `condition`.
+func waitUntil(
+    _ engine: AudioEngine,
+    timeout: Duration = .seconds(10),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: (PlayerStatus) -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition(engine.status) {
+        if ContinuousClock.now > deadline {
+            Issue.record("timed out; status: \(engine.status)", sourceLocation: sourceLocation)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// What `mpg123 -s` prints for a fixture: the reference PCM.
+func referencePCM(_ path: String) throws -> [UInt8] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/mpg123")
+    process.arguments = ["-q", "-s", path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return [UInt8](data)
+}
+
+/// Expects equal PCM, reporting sizes and the first difference instead of whole arrays.
+func expectSamePCM(_ actual: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+    guard actual != expected else { return }
+    let common = min(actual.count, expected.count)
+    let first = (0..<common).first { actual[$0] != expected[$0] } ?? common
+    Issue.record(
+        "PCM differs: \(actual.count) bytes against \(expected.count), first difference at byte \(first)",
+        sourceLocation: sourceLocation)
+}

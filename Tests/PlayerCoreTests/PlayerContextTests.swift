@@ -1,0 +1,361 @@
+import Audio
+import Testing
+
+@testable import PlayerCore
+
+let stereo = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .signed16)
+
+/// A context with three songs queued, driven into `kind` the way the engine would drive it.
+func context(in kind: PlayerStateKind, releasesOutputOnPause: Bool = false) throws -> PlayerContext {
+    var queue = Queue()
+    try queue.add(["/music/a.mp3", "/music/b.mp3", "/music/c.mp3"])
+    var context = PlayerContext(queue: queue, releasesOutputOnPause: releasesOutputOnPause)
+    if kind == .stop { return context }
+    _ = try context.handle(.play, now: 0)
+    if kind == .prepare { return context }
+    _ = context.handle(.songOpened(song(context.state.entry!)))
+    if kind == .play { return context }
+    _ = try context.handle(.pause, now: 0)
+    return context
+}
+
+func song(_ entry: QueueEntry, frames: Int = 441_000) -> OpenSong {
+    OpenSong(entry: entry, format: stereo, lengthFrames: frames)
+}
+
+/// What a request should do in a state: move to a kind, or be refused with a message.
+enum Outcome: Sendable, CustomStringConvertible {
+    case becomes(PlayerStateKind)
+    case refused(String)
+
+    var description: String {
+        switch self {
+        case .becomes(let kind): "becomes \(kind)"
+        case .refused(let message): "refused: \(message)"
+        }
+    }
+}
+
+struct RequestCase: Sendable, CustomTestStringConvertible {
+    let request: PlayerRequest
+    let state: PlayerStateKind
+    let outcome: Outcome
+    var testDescription: String { "\(self.request) while \(self.state) \(self.outcome)" }
+}
+
+/// Every request in every state: the table the issue asks for.
+let requestTable: [RequestCase] = {
+    let second: Int64 = 1_000_000_000
+    let rows: [(PlayerRequest, [PlayerStateKind: Outcome])] = [
+        (
+            .play,
+            [.stop: .becomes(.prepare), .prepare: .becomes(.prepare), .play: .becomes(.play), .pause: .becomes(.play)]
+        ),
+        (
+            .playPosition(2),
+            [
+                .stop: .becomes(.prepare), .prepare: .becomes(.prepare), .play: .becomes(.prepare),
+                .pause: .becomes(.prepare),
+            ]
+        ),
+        (
+            .playPosition(7),
+            [
+                .stop: .refused("cannot play: no song at position 7"),
+                .prepare: .refused("cannot play: no song at position 7"),
+                .play: .refused("cannot play: no song at position 7"),
+                .pause: .refused("cannot play: no song at position 7"),
+            ]
+        ),
+        (
+            .playID(99),
+            [
+                .stop: .refused("cannot play: no song with id 99"),
+                .prepare: .refused("cannot play: no song with id 99"),
+                .play: .refused("cannot play: no song with id 99"), .pause: .refused("cannot play: no song with id 99"),
+            ]
+        ),
+        (
+            .pause,
+            [
+                .stop: .refused("cannot pause: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .becomes(.pause),
+                .pause: .becomes(.pause),
+            ]
+        ),
+        (
+            .resume,
+            [
+                .stop: .refused("cannot resume: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .becomes(.play),
+                .pause: .becomes(.play),
+            ]
+        ),
+        (
+            .togglePause,
+            [
+                .stop: .refused("cannot toggle pause: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .becomes(.pause), .pause: .becomes(.play),
+            ]
+        ),
+        (.stop, [.stop: .becomes(.stop), .prepare: .becomes(.stop), .play: .becomes(.stop), .pause: .becomes(.stop)]),
+        (
+            .next,
+            [
+                .stop: .refused("cannot skip to the next song: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .becomes(.prepare), .pause: .becomes(.prepare),
+            ]
+        ),
+        (
+            .previous,
+            [
+                .stop: .refused("cannot go back to the previous song: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .becomes(.prepare), .pause: .becomes(.prepare),
+            ]
+        ),
+        (
+            .seek(offset: 2 * second),
+            [
+                .stop: .refused("cannot seek: player is stopped"), .prepare: .becomes(.prepare), .play: .becomes(.play),
+                .pause: .becomes(.pause),
+            ]
+        ),
+        (
+            .seek(offset: 60 * second),
+            [
+                .stop: .refused("cannot seek: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .refused("cannot seek: the position is past the end of the song"),
+                .pause: .refused("cannot seek: the position is past the end of the song"),
+            ]
+        ),
+        (
+            .pauseFor(duration: 5 * second),
+            [
+                .stop: .refused("cannot pause for a while: player is stopped"),
+                .prepare: .refused("cannot pause for a while: player is preparing"), .play: .becomes(.pause),
+                .pause: .becomes(.pause),
+            ]
+        ),
+        (
+            .sleepAfter(duration: 60 * second),
+            [
+                .stop: .refused("cannot set a sleep timer: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .becomes(.play), .pause: .becomes(.pause),
+            ]
+        ),
+        (
+            .sleepAtEndOfSong,
+            [
+                .stop: .refused("cannot set a sleep timer: player is stopped"), .prepare: .becomes(.prepare),
+                .play: .becomes(.play), .pause: .becomes(.pause),
+            ]
+        ),
+        (
+            .cancelSleep,
+            [.stop: .becomes(.stop), .prepare: .becomes(.prepare), .play: .becomes(.play), .pause: .becomes(.pause)]
+        ),
+    ]
+    return rows.flatMap { request, outcomes in
+        PlayerStateKind.allCases.map { RequestCase(request: request, state: $0, outcome: outcomes[$0]!) }
+    }
+}()
+
+@Suite("PlayerContext: the state machine, without threads")
+struct PlayerContextTests {
+    @Test("every request in every state", arguments: requestTable)
+    func requestInState(_ row: RequestCase) throws {
+        var subject = try context(in: row.state)
+        let before = subject.state
+        switch row.outcome {
+        case .becomes(let kind):
+            _ = try subject.handle(row.request, now: 0)
+            #expect(subject.state.kind == kind)
+        case .refused(let message):
+            let error = #expect(throws: PlayerError.self) { try subject.handle(row.request, now: 0) }
+            #expect(error?.description == message)
+            #expect(subject.state == before, "a refused request changes nothing")
+        }
+    }
+
+    @Test(
+        "the transition table",
+        arguments: PlayerStateKind.allCases.flatMap { from in PlayerStateKind.allCases.map { (from, $0) } })
+    func table(_ from: PlayerStateKind, _ to: PlayerStateKind) {
+        let forbidden: Set<[PlayerStateKind]> = [[.stop, .play], [.stop, .pause]]
+        #expect(PlayerContext.isValidNextState(from: from, to: to) == !forbidden.contains([from, to]))
+    }
+
+    @Test("an illegal move throws, names both states and changes nothing; canEnter only asks")
+    func illegalEnter() throws {
+        var subject = try context(in: .stop)
+        let playing = PlayerState.play(PlayState(song: song(subject.queue.entry(at: 0)!)))
+        #expect(!subject.canEnter(playing))
+        #expect(subject.state.kind == .stop)
+        let error = #expect(throws: PlayerError.self) { try subject.enter(playing) }
+        #expect(error == .illegalTransition(from: .stop, to: .play))
+        #expect(error?.description == "illegal transition from stopped to playing")
+        #expect(subject.state.kind == .stop)
+    }
+
+    @Test("play from stop opens the first song; once open it opens the output")
+    func playEffects() throws {
+        var subject = try context(in: .stop)
+        let first = subject.queue.entry(at: 0)!
+        #expect(try subject.handle(.play, now: 0) == [.openDecoder(entry: first, startOffset: 0)])
+        #expect(subject.handle(.songOpened(song(first))) == [.openOutput(stereo)])
+        #expect(subject.state == .play(PlayState(song: song(first))))
+    }
+
+    @Test("pause keeps the device by default; release-on-pause rewinds and releases it; resume follows suit")
+    func pauseEffects() throws {
+        var keeping = try context(in: .play)
+        #expect(try keeping.handle(.pause, now: 0) == [.pauseOutput])
+        #expect(try keeping.handle(.resume, now: 0) == [.resumeOutput])
+        var releasing = try context(in: .play, releasesOutputOnPause: true)
+        #expect(try releasing.handle(.pause, now: 0) == [.rewindDecoderToHeard, .releaseOutput])
+        #expect(try releasing.handle(.resume, now: 0) == [.openOutput(stereo)])
+    }
+
+    @Test("stop releases everything; a skip drops the buffer; a song boundary keeps it")
+    func stopAndSkipEffects() throws {
+        var playing = try context(in: .play)
+        #expect(try playing.handle(.stop, now: 0) == [.dropOutput, .closeDecoder, .releaseOutput])
+        #expect(try playing.handle(.stop, now: 0) == [])
+
+        playing = try context(in: .play)
+        let second = playing.queue.entry(at: 1)!
+        #expect(
+            try playing.handle(.next, now: 0) == [
+                .dropOutput, .closeDecoder, .openDecoder(entry: second, startOffset: 0),
+            ])
+
+        playing = try context(in: .play)
+        let first = playing.queue.entry(at: 0)!
+        #expect(
+            playing.handle(.songEnded(first, message: nil)) == [
+                .closeDecoder, .openDecoder(entry: second, startOffset: 0),
+            ])
+        #expect(playing.handle(.songOpened(song(second))) == [.openOutput(stereo)])
+    }
+
+    @Test("seek while playing drops the buffer and seeks; while preparing it moves the start")
+    func seekEffects() throws {
+        var playing = try context(in: .play)
+        #expect(
+            try playing.handle(.seek(offset: 1_500_000_000), now: 0) == [
+                .dropOutput, .seekDecoder(offset: 1_500_000_000),
+            ])
+        var preparing = try context(in: .prepare)
+        #expect(try preparing.handle(.seek(offset: 1_500_000_000), now: 0) == [])
+        guard case .prepare(let prepare) = preparing.state else {
+            Issue.record("expected prepare")
+            return
+        }
+        #expect(prepare.startOffset == 1_500_000_000)
+    }
+
+    @Test("the end of the queue stops after the output plays out")
+    func endOfQueue() throws {
+        var subject = try context(in: .play)
+        for position in 0..<3 {
+            let entry = subject.queue.entry(at: position)!
+            if position > 0 {
+                _ = subject.handle(.songOpened(song(entry)))
+            }
+            let effects = subject.handle(.songEnded(entry, message: nil))
+            if position == 2 {
+                #expect(effects == [.drainOutput, .dropOutput, .closeDecoder, .releaseOutput])
+            }
+        }
+        #expect(subject.state.kind == .stop)
+        #expect(subject.queue.count == 3)
+    }
+
+    @Test("a song that fails to open is skipped with its error recorded; when all fail, playback stops")
+    func failingSongs() throws {
+        var subject = try context(in: .prepare)
+        let first = subject.queue.entry(at: 0)!
+        let second = subject.queue.entry(at: 1)!
+        #expect(
+            subject.handle(.songFailed(first, message: "/music/a.mp3: file not found"))
+                == [.closeDecoder, .openDecoder(entry: second, startOffset: 0)])
+        #expect(subject.lastError == "/music/a.mp3: file not found")
+        _ = subject.handle(.songFailed(second, message: "/music/b.mp3: empty file"))
+        let third = subject.queue.entry(at: 2)!
+        #expect(subject.state.entry == third)
+        _ = subject.handle(.songFailed(third, message: "/music/c.mp3: empty file"))
+        #expect(subject.state.kind == .stop)
+        #expect(subject.lastError == "/music/c.mp3: empty file")
+        #expect(subject.queue.count == 3)
+    }
+
+    @Test("an output failure stops with the error recorded and the queue intact")
+    func outputFailure() throws {
+        var subject = try context(in: .play)
+        let current = subject.state.entry
+        _ = subject.handle(.outputFailed(message: "alsa:default: snd_pcm_writei failed: No such device"))
+        #expect(subject.state.kind == .stop)
+        #expect(subject.lastError == "alsa:default: snd_pcm_writei failed: No such device")
+        #expect(subject.queue.count == 3)
+        #expect(subject.queue.current == current)
+        subject.clearError()
+        #expect(subject.lastError == nil)
+    }
+
+    @Test("a timed pause resumes by itself when its time comes")
+    func timedPause() throws {
+        var subject = try context(in: .play)
+        _ = try subject.handle(.pauseFor(duration: 5_000_000_000), now: 1_000)
+        #expect(subject.state.kind == .pause)
+        #expect(subject.nextDeadline == 5_000_001_000)
+        #expect(subject.tick(now: 5_000_000_999) == [])
+        #expect(subject.tick(now: 5_000_001_000) == [.resumeOutput])
+        #expect(subject.state.kind == .play)
+        #expect(subject.nextDeadline == nil)
+    }
+
+    @Test("the sleep timer stops at its time, or at the end of the song")
+    func sleepTimer() throws {
+        var subject = try context(in: .play)
+        _ = try subject.handle(.sleepAfter(duration: 60_000_000_000), now: 0)
+        #expect(subject.sleepTimer == .at(60_000_000_000))
+        #expect(subject.tick(now: 59_999_999_999) == [])
+        #expect(subject.tick(now: 60_000_000_000) == [.dropOutput, .closeDecoder, .releaseOutput])
+        #expect(subject.state.kind == .stop)
+        #expect(subject.sleepTimer == .off)
+
+        subject = try context(in: .play)
+        _ = try subject.handle(.sleepAtEndOfSong, now: 0)
+        let first = subject.queue.entry(at: 0)!
+        #expect(
+            subject.handle(.songEnded(first, message: nil)) == [
+                .drainOutput, .dropOutput, .closeDecoder, .releaseOutput,
+            ])
+        #expect(subject.state.kind == .stop)
+        #expect(subject.sleepTimer == .off)
+    }
+
+    @Test("removing the playing song moves on to the song in its place; clearing stops")
+    func queueEdits() throws {
+        var subject = try context(in: .play)
+        let second = subject.queue.entry(at: 1)!
+        let ((), effects) = try subject.editQueue("delete") { queue throws(QueueError) in try queue.delete(position: 0)
+        }
+        #expect(effects == [.dropOutput, .closeDecoder, .openDecoder(entry: second, startOffset: 0)])
+        let ((), cleared) = try subject.editQueue("clear") { queue in queue.clear() }
+        #expect(cleared == [.dropOutput, .closeDecoder, .releaseOutput])
+        #expect(subject.state.kind == .stop)
+    }
+
+    @Test func volume() throws {
+        var subject = try context(in: .stop)
+        try subject.setVolume(0)
+        try subject.setVolume(100)
+        #expect(
+            throws: PlayerError.badArgument(request: "set the volume", detail: "the volume must be between 0 and 100")
+        ) {
+            try subject.setVolume(101)
+        }
+        #expect(subject.volume == 100)
+    }
+}
