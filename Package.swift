@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "playfile", targets: ["playfile"]),
         .library(name: "Audio", targets: ["Audio"]),
         .library(name: "PlayerCore", targets: ["PlayerCore"]),
+        .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
@@ -39,6 +40,10 @@ let package = Package(
             dependencies: ["Audio"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "ControlProtocol",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "playfile",
             dependencies: [
@@ -55,6 +60,11 @@ let package = Package(
         .testTarget(
             name: "PlayerCoreTests",
             dependencies: ["PlayerCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ControlProtocolTests",
+            dependencies: ["ControlProtocol"],
             swiftSettings: strictSettings
         ),
     ]

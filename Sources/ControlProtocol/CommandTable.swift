@@ -1,0 +1,199 @@
+/// What a client may do, as MPD grants it per password or per local/remote connection.
+public struct Permission: OptionSet, Sendable, Hashable {
+    /// Read status, the queue and the database.
+    public static let read = Permission(rawValue: 1)
+    /// Add songs to the queue.
+    public static let add = Permission(rawValue: 2)
+    /// Control playback and edit the queue and stored playlists.
+    public static let control = Permission(rawValue: 4)
+    /// Configure outputs and read the configuration.
+    public static let admin = Permission(rawValue: 8)
+
+    /// Every permission: what a client gets when no password is configured.
+    public static let all: Permission = [.read, .add, .control, .admin]
+
+    /// MPD's bit values: 1, 2, 4, 8.
+    public let rawValue: Int
+
+    /// Creates a set from MPD's bit values.
+    public init(rawValue: Int) {
+        self.rawValue = rawValue
+    }
+}
+
+/// A command's shape: its name, how many arguments it takes, and what permission it needs.
+public struct CommandSpec: Sendable, Hashable {
+    /// The name a client sends.
+    public var name: String
+    /// The fewest arguments accepted.
+    public var minimumArguments: Int
+    /// The most arguments accepted; `nil` for no limit.
+    public var maximumArguments: Int?
+    /// What the client must hold; empty for commands anyone may send (`ping`, `password`).
+    public var permission: Permission
+
+    /// Creates a spec; `minimumArguments...maximumArguments` must not be empty.
+    public init(_ name: String, arguments: Int, _ permission: Permission) {
+        self.init(name, minimumArguments: arguments, maximumArguments: arguments, permission)
+    }
+
+    /// Creates a spec with a range of argument counts; `nil` as the maximum for no limit.
+    public init(_ name: String, minimumArguments: Int, maximumArguments: Int?, _ permission: Permission) {
+        precondition(minimumArguments >= 0 && minimumArguments <= (maximumArguments ?? .max), "empty arity")
+        self.name = name
+        self.minimumArguments = minimumArguments
+        self.maximumArguments = maximumArguments
+        self.permission = permission
+    }
+
+    /// MPD's refusal of `count` arguments, or `nil` if they fit. The text depends on the shape, exactly
+    /// as in MPD: a fixed count says "wrong number", a range says "too few" or "too many".
+    public func arityError(forCount count: Int) -> Ack? {
+        let problem: String
+        if self.minimumArguments == self.maximumArguments && count != self.minimumArguments {
+            problem = "wrong number of arguments"
+        } else if count < self.minimumArguments {
+            problem = "too few arguments"
+        } else if let maximum = self.maximumArguments, count > maximum {
+            problem = "too many arguments"
+        } else {
+            return nil
+        }
+        return Ack(.argument, "\(problem) for \"\(self.name)\"", command: self.name)
+    }
+
+    /// The spec MPD 0.23 gives `name`, from `mpdStandard`.
+    public static func standard(_ name: String) -> CommandSpec? {
+        CommandSpec.standardByName[name]
+    }
+
+    private static let standardByName: [String: CommandSpec] = Dictionary(
+        uniqueKeysWithValues: CommandSpec.mpdStandard.map { ($0.name, $0) })
+
+    /// The commands playerd answers as MPD does, with MPD 0.23's argument counts and permissions (from
+    /// its `AllCommands.cxx`, checked against a running mpd 0.23.12).
+    ///
+    /// `noidle` is not in MPD's table: MPD catches the bare line before the table and answers nothing
+    /// unless the client is idle; it is listed so that the daemon can route it like the rest. `close`
+    /// takes any arguments, as in MPD, which never checks them.
+    public static let mpdStandard: [CommandSpec] = [
+        // Status and the current song.
+        CommandSpec("status", arguments: 0, .read),
+        CommandSpec("currentsong", arguments: 0, .read),
+        CommandSpec("stats", arguments: 0, .read),
+        CommandSpec("replay_gain_status", arguments: 0, .read),
+        // Playback.
+        CommandSpec("play", minimumArguments: 0, maximumArguments: 1, .control),
+        CommandSpec("playid", minimumArguments: 0, maximumArguments: 1, .control),
+        CommandSpec("pause", minimumArguments: 0, maximumArguments: 1, .control),
+        CommandSpec("stop", arguments: 0, .control),
+        CommandSpec("next", arguments: 0, .control),
+        CommandSpec("previous", arguments: 0, .control),
+        CommandSpec("seek", arguments: 2, .control),
+        CommandSpec("seekid", arguments: 2, .control),
+        CommandSpec("seekcur", arguments: 1, .control),
+        // Volume.
+        CommandSpec("setvol", arguments: 1, .control),
+        CommandSpec("volume", arguments: 1, .control),
+        CommandSpec("getvol", arguments: 0, .read),
+        // The queue.
+        CommandSpec("add", minimumArguments: 1, maximumArguments: 2, .add),
+        CommandSpec("addid", minimumArguments: 1, maximumArguments: 2, .add),
+        CommandSpec("delete", arguments: 1, .control),
+        CommandSpec("deleteid", arguments: 1, .control),
+        CommandSpec("move", arguments: 2, .control),
+        CommandSpec("moveid", arguments: 2, .control),
+        CommandSpec("clear", arguments: 0, .control),
+        CommandSpec("playlistinfo", minimumArguments: 0, maximumArguments: 1, .read),
+        CommandSpec("playlistid", minimumArguments: 0, maximumArguments: 1, .read),
+        CommandSpec("plchanges", minimumArguments: 1, maximumArguments: 2, .read),
+        CommandSpec("plchangesposid", minimumArguments: 1, maximumArguments: 2, .read),
+        // Playback options.
+        CommandSpec("repeat", arguments: 1, .control),
+        CommandSpec("random", arguments: 1, .control),
+        CommandSpec("single", arguments: 1, .control),
+        CommandSpec("consume", arguments: 1, .control),
+        CommandSpec("crossfade", arguments: 1, .control),
+        CommandSpec("mixrampdb", arguments: 1, .control),
+        CommandSpec("mixrampdelay", arguments: 1, .control),
+        // Outputs.
+        CommandSpec("outputs", arguments: 0, .read),
+        CommandSpec("enableoutput", arguments: 1, .admin),
+        CommandSpec("disableoutput", arguments: 1, .admin),
+        CommandSpec("toggleoutput", arguments: 1, .admin),
+        // The connection and what the server offers.
+        CommandSpec("tagtypes", minimumArguments: 0, maximumArguments: nil, []),
+        CommandSpec("config", arguments: 0, .admin),
+        CommandSpec("commands", arguments: 0, []),
+        CommandSpec("notcommands", arguments: 0, []),
+        CommandSpec("urlhandlers", arguments: 0, .read),
+        CommandSpec("decoders", arguments: 0, .read),
+        CommandSpec("ping", arguments: 0, []),
+        CommandSpec("close", minimumArguments: 0, maximumArguments: nil, []),
+        CommandSpec("password", arguments: 1, []),
+        CommandSpec("idle", minimumArguments: 0, maximumArguments: nil, .read),
+        CommandSpec("noidle", arguments: 0, []),
+        // The database and stored playlists.
+        CommandSpec("listplaylists", arguments: 0, .read),
+        CommandSpec("lsinfo", minimumArguments: 0, maximumArguments: 1, .read),
+        CommandSpec("list", minimumArguments: 1, maximumArguments: nil, .read),
+        CommandSpec("find", minimumArguments: 1, maximumArguments: nil, .read),
+        CommandSpec("search", minimumArguments: 1, maximumArguments: nil, .read),
+    ]
+}
+
+/// The daemon's commands: each name's spec and the handler that runs it.
+///
+/// Arguments are counted and permissions checked here, once, so that handlers only parse and act.
+public struct CommandTable<Handler> {
+    private var entries: [String: (spec: CommandSpec, handler: Handler)] = [:]
+
+    /// Creates an empty table.
+    public init() {}
+
+    /// Adds a command. Registering a name twice is a programming error.
+    public mutating func register(_ spec: CommandSpec, _ handler: Handler) {
+        precondition(self.entries[spec.name] == nil, "command \(spec.name) registered twice")
+        self.entries[spec.name] = (spec, handler)
+    }
+
+    /// The spec and handler for `name`, if registered.
+    public subscript(name: String) -> (spec: CommandSpec, handler: Handler)? {
+        self.entries[name]
+    }
+
+    /// The registered names, sorted as MPD lists them for `commands`.
+    public var names: [String] { self.entries.keys.sorted() }
+
+    /// What `commands` lists for a client holding `permission`, sorted.
+    public func names(permittedTo permission: Permission) -> [String] {
+        self.entries.values.filter { permission.isSuperset(of: $0.spec.permission) }.map(\.spec.name).sorted()
+    }
+
+    /// What `notcommands` lists for a client holding `permission`, sorted.
+    public func names(deniedTo permission: Permission) -> [String] {
+        self.entries.values.filter { !permission.isSuperset(of: $0.spec.permission) }.map(\.spec.name).sorted()
+    }
+
+    /// Finds the command for `request` and checks it the way MPD does, in MPD's order: the name, then
+    /// the permission, then the argument count. Every ACK carries `listIndex`; those after the name is
+    /// known also carry the command's name.
+    public func lookup(
+        _ request: Request, permission: Permission = .all, listIndex: Int = 0
+    ) throws(Ack) -> (spec: CommandSpec, handler: Handler) {
+        guard let entry = self.entries[request.name] else {
+            throw Ack(.unknown, "unknown command \"\(request.name)\"", listIndex: listIndex)
+        }
+        guard permission.isSuperset(of: entry.spec.permission) else {
+            throw Ack(
+                .permission, "you don't have permission for \"\(request.name)\"", command: request.name,
+                listIndex: listIndex)
+        }
+        if let ack = entry.spec.arityError(forCount: request.arguments.count) {
+            throw ack.at(listIndex: listIndex)
+        }
+        return entry
+    }
+}
+
+extension CommandTable: Sendable where Handler: Sendable {}
