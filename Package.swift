@@ -11,13 +11,19 @@ let package = Package(
     name: "playerd",
     platforms: [.macOS(.v15)],
     products: [
+        .executable(name: "playerd", targets: ["playerd"]),
+        .executable(name: "playerctl", targets: ["playerctl"]),
         .executable(name: "playfile", targets: ["playfile"]),
         .library(name: "Audio", targets: ["Audio"]),
         .library(name: "PlayerCore", targets: ["PlayerCore"]),
         .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
+        .library(name: "PlayerClient", targets: ["PlayerClient"]),
+        .library(name: "PlayerDaemon", targets: ["PlayerDaemon"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -44,12 +50,49 @@ let package = Package(
             name: "ControlProtocol",
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "PlayerClient",
+            dependencies: ["ControlProtocol"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "PlayerDaemon",
+            dependencies: [
+                "PlayerCore",
+                "ControlProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "playerd",
+            dependencies: [
+                "PlayerDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "playerctl",
+            dependencies: [
+                "PlayerClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "playfile",
             dependencies: [
                 "Audio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: ["PlayerCore"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -65,6 +108,16 @@ let package = Package(
         .testTarget(
             name: "ControlProtocolTests",
             dependencies: ["ControlProtocol"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PlayerClientTests",
+            dependencies: ["PlayerClient"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PlayerDaemonTests",
+            dependencies: ["PlayerDaemon", "PlayerClient"],
             swiftSettings: strictSettings
         ),
     ]

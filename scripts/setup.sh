@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, the system packages playerd needs where they are missing.
 #   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev
-#   scripts/setup.sh test    that, plus the tools the tests use as references: mpg123, sox, lame
+#   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123, sox,
+#                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2)
 # Swift itself is not installed here: it comes from swift.org (6.2 or newer).
 set -euo pipefail
 
@@ -9,7 +10,7 @@ purpose=${1:-build}
 packages=(pkg-config libmpg123-dev libasound2-dev)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 sox lame) ;;
+    test) packages+=(mpg123 sox lame mpd mpc python3-mpd) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 

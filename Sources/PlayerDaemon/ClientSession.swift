@@ -1,0 +1,316 @@
+import ControlProtocol
+import Logging
+import NIOCore
+import PlayerCore
+
+/// One connected client. Lives on its channel's event loop: it frames the bytes into lines, follows
+/// command lists, runs one command at a time (later lines wait their turn), answers `idle` when a
+/// change it waits for arrives, and never lets one client's bad input reach another.
+final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let service: PlayerService
+    private let server: ServerState
+    private let logger: Logger
+    private var framer: LineFramer
+    private var lists = CommandListParser()
+    private var settings = SessionSettings()
+    /// Lines (and framing errors) waiting for the command before them to finish.
+    private var pending: [LineFramer.Frame] = []
+    private var pendingHead = 0
+    /// True while a command runs on the audio thread; the next waits.
+    private var busy = false
+    /// Set by `idle`: the subsystems the client waits for.
+    private var idling: Set<IdleSubsystem>?
+    /// Changes since the client last heard of them (MPD keeps them for the next `idle`).
+    private var unseen: Set<IdleSubsystem> = []
+    private var inputClosed = false
+    private var closing = false
+    /// True once the client holds one of the server's places (released when it goes).
+    private var admitted = false
+    private var context: ChannelHandlerContext?
+    private var output: ByteBuffer
+
+    init(service: PlayerService, server: ServerState, logger: Logger) {
+        self.service = service
+        self.server = server
+        self.logger = logger
+        self.framer = LineFramer(maximumLineLength: service.configuration.maximumLineLength)
+        self.output = ByteBufferAllocator().buffer(capacity: 1024)
+    }
+
+    // MARK: - Lifecycle
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        guard self.server.admit() else {
+            let limit = self.service.configuration.maximumClients
+            self.logger.warning("refused a client: \(limit) clients are connected already")
+            self.send(Ack(.system, "too many clients: the limit is \(limit)").line, context: context)
+            context.close(promise: nil)
+            self.closing = true
+            return
+        }
+        self.admitted = true
+        self.settings.uid = peerUID(of: context.channel)
+        let eventLoop = context.eventLoop
+        let session = NIOLoopBound(self, eventLoop: eventLoop)
+        self.service.hub.register(ObjectIdentifier(self), on: eventLoop) { changes in
+            session.value.noteChanges(changes)
+        }
+        self.send(ResponseWriter.greeting, context: context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if self.admitted {
+            self.admitted = false
+            self.server.leave()
+        }
+        self.service.hub.unregister(ObjectIdentifier(self))
+        self.closing = true
+        self.pending.removeAll()
+        self.context = nil
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            // The client half-closed (`printf 'status\n' | socat - UNIX:...`): answer what it sent, then close.
+            self.inputClosed = true
+            self.pump()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        self.logger.debug("client connection failed: \(error)")
+        context.close(promise: nil)
+    }
+
+    // MARK: - Input
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !self.closing else { return }
+        let buffer = self.unwrapInboundIn(data)
+        buffer.withUnsafeReadableBytes { bytes in
+            self.framer.feed(bytes, into: &self.pending)
+        }
+        self.pump()
+    }
+
+    /// Runs waiting lines until one must wait for the audio thread, or none is left.
+    private func pump() {
+        guard let context = self.context else { return }
+        while !self.busy && !self.closing && self.pendingHead < self.pending.count {
+            let frame = self.pending[self.pendingHead]
+            self.pendingHead += 1
+            self.handle(frame, context: context)
+        }
+        if self.pendingHead == self.pending.count {
+            self.pending.removeAll(keepingCapacity: true)
+            self.pendingHead = 0
+        }
+        self.flush(context: context)
+        if self.inputClosed && !self.busy && self.idling == nil && self.pending.isEmpty && !self.closing {
+            self.closing = true
+            context.close(promise: nil)
+        }
+    }
+
+    private func handle(_ frame: LineFramer.Frame, context: ChannelHandlerContext) {
+        guard case .line(let line) = frame else {
+            if let ack = self.framer.ack(for: frame) {
+                self.logger.info("refused a request: \(ack.message)")
+                self.write(ack.line)
+            }
+            return
+        }
+        if self.idling != nil {
+            // While idling only `noidle` is allowed; MPD closes the connection on anything else.
+            if line == "noidle" {
+                self.finishIdle(force: true)
+            } else {
+                self.closing = true
+                context.close(promise: nil)
+            }
+            return
+        }
+        switch self.lists.consume(line) {
+        case .collect:
+            break
+        case .execute(let request):
+            self.run([.success(request)], okMode: false, isList: false)
+        case .executeList(let entries, let okMode):
+            self.run(entries, okMode: okMode, isList: true)
+        case .reject(let error):
+            if let reply = error.reply {
+                self.write(reply.line)
+            }
+            if error.endsConnection {
+                self.flush(context: context)
+                self.closing = true
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    // MARK: - Running commands
+
+    /// Runs a command list (or one command) from `index` on: immediate commands at once, deferred
+    /// ones on the audio thread, resuming here when they answer.
+    private func run(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, from index: Int = 0) {
+        var index = index
+        while index < entries.count {
+            let request: Request
+            switch entries[index] {
+            case .success(let value):
+                request = value
+            case .failure(let error):
+                self.fail(
+                    error.reply ?? Ack(.unknown, "malformed request", listIndex: index),
+                    endsConnection: error.endsConnection)
+                return
+            }
+            let entry: (spec: CommandSpec, handler: CommandHandler)
+            do {
+                entry = try Commands.table.lookup(request, listIndex: index)
+            } catch {
+                self.fail(error)
+                return
+            }
+            var call = CommandCall(name: request.name, arguments: request.arguments, session: self.settings)
+            switch entry.handler {
+            case .session:
+                if isList {
+                    self.fail(
+                        Ack(
+                            .argument, "\(request.name) is not allowed in a command list", command: request.name,
+                            listIndex: index))
+                } else {
+                    self.runSessionCommand(request)
+                }
+                return
+            case .immediate(let handler):
+                do {
+                    try handler(self.service, &call)
+                } catch {
+                    self.fail(error.at(listIndex: index))
+                    return
+                }
+                self.settings = call.session
+                self.output.writeBytes(call.response.bytes)
+                if okMode { self.write("list_OK\n") }
+                index += 1
+            case .deferred(let handler):
+                self.busy = true
+                let service = self.service
+                let sentCall = call
+                let failedIndex = index
+                let promise = self.context!.eventLoop.makePromise(of: Result<CommandCall, Ack>.self)
+                promise.completeWithTask {
+                    do throws(Ack) {
+                        return .success(try await handler(service, sentCall))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                let next = index + 1
+                promise.futureResult.assumeIsolated().whenSuccess { [self] result in
+                    self.busy = false
+                    guard !self.closing else { return }
+                    switch result {
+                    case .success(let done):
+                        self.settings = done.session
+                        self.output.writeBytes(done.response.bytes)
+                        if okMode { self.write("list_OK\n") }
+                        self.run(entries, okMode: okMode, isList: isList, from: next)
+                    case .failure(let ack):
+                        self.fail(ack.at(listIndex: failedIndex))
+                    }
+                    self.pump()
+                }
+                return
+            }
+        }
+        self.write("OK\n")
+    }
+
+    private func fail(_ ack: Ack, endsConnection: Bool = false) {
+        self.write(ack.line)
+        if endsConnection, let context = self.context {
+            self.flush(context: context)
+            self.closing = true
+            context.close(promise: nil)
+        }
+    }
+
+    private func runSessionCommand(_ request: Request) {
+        switch request.name {
+        case "close":
+            self.closing = true
+            if let context = self.context {
+                self.flush(context: context)
+                context.close(promise: nil)
+            }
+        case "noidle":
+            // Not idling: MPD ignores it and answers nothing.
+            break
+        default:
+            do {
+                self.idling = try Argument.idleSubsystems(request.arguments)
+            } catch {
+                self.write(error.attributed(to: "idle", listIndex: 0).line)
+                return
+            }
+            self.finishIdle(force: false)
+        }
+    }
+
+    // MARK: - Idle
+
+    private func noteChanges(_ changes: Set<IdleSubsystem>) {
+        guard !self.closing else { return }
+        self.unseen.formUnion(changes)
+        if self.idling != nil {
+            self.finishIdle(force: false)
+            if let context = self.context {
+                self.flush(context: context)
+            }
+        }
+    }
+
+    /// Answers the running `idle` if a change it waits for has happened (or `noidle` forces it).
+    private func finishIdle(force: Bool) {
+        guard let wanted = self.idling else { return }
+        let relevant = wanted.isEmpty ? self.unseen : self.unseen.intersection(wanted)
+        guard force || !relevant.isEmpty else { return }
+        for subsystem in IdleSubsystem.allCases where relevant.contains(subsystem) {
+            self.write("changed: \(subsystem.rawValue)\n")
+        }
+        self.unseen.subtract(relevant)
+        self.idling = nil
+        self.write("OK\n")
+        self.pump()
+    }
+
+    // MARK: - Output
+
+    private func write(_ text: String) {
+        self.output.writeString(text)
+    }
+
+    private func send(_ text: String, context: ChannelHandlerContext) {
+        self.write(text)
+        self.flush(context: context)
+    }
+
+    private func flush(context: ChannelHandlerContext) {
+        guard self.output.readableBytes > 0 else { return }
+        let buffer = self.output
+        self.output = context.channel.allocator.buffer(capacity: 1024)
+        context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
+    }
+}

@@ -1,0 +1,41 @@
+import ControlProtocol
+import PlayerCore
+
+/// What one client has set for itself.
+struct SessionSettings: Sendable {
+    /// The client's uid, from SO_PEERCRED; nil when the kernel did not say.
+    var uid: UInt32?
+    /// The tags song blocks show (`tagtypes`).
+    var tagTypes = Set(TagType.allCases)
+}
+
+/// One command being run: its arguments, the client's settings, the answer being written.
+struct CommandCall: Sendable {
+    /// The command's name.
+    var name: String
+    /// Its arguments, already counted against the table.
+    var arguments: [String]
+    /// The client's settings; a handler may change them (`tagtypes`).
+    var session: SessionSettings
+    /// The answer, before `OK`.
+    var response = ResponseWriter(capacity: 512)
+
+    /// The argument at `index`, which the table guarantees exists.
+    func argument(_ index: Int) -> String { self.arguments[index] }
+
+    /// The argument at `index`, if given.
+    func optionalArgument(_ index: Int) -> String? {
+        index < self.arguments.count ? self.arguments[index] : nil
+    }
+}
+
+/// How a command runs: at once on the client's event loop (reads of the published status, the
+/// client's own settings), or by asking the audio thread and answering when it has.
+enum CommandHandler: Sendable {
+    /// Runs synchronously; throws the ACK to send.
+    case immediate(@Sendable (PlayerService, inout CommandCall) throws(Ack) -> Void)
+    /// Runs asynchronously; returns the call with its answer written.
+    case deferred(@Sendable (PlayerService, CommandCall) async throws(Ack) -> CommandCall)
+    /// Handled by the session itself (idle, noidle, close): in the table only to be listed and counted.
+    case session
+}

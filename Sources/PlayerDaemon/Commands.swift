@@ -1,0 +1,456 @@
+import Audio
+import ControlProtocol
+import PlayerCore
+
+/// The daemon's one command table: every command's name, argument counts, permission and handler.
+/// Handlers only parse their arguments and act; counting and permissions happen in the table.
+enum Commands {
+    static let table: CommandTable<CommandHandler> = {
+        var table = CommandTable<CommandHandler>()
+        func add(_ name: String, _ handler: CommandHandler) {
+            guard let spec = CommandSpec.standard(name) else {
+                preconditionFailure("no MPD spec for \(name)")
+            }
+            table.register(spec, handler)
+        }
+        // Status and the current song.
+        add(
+            "status",
+            .immediate { service, call throws(Ack) in service.writeStatus(service.engine.status, to: &call.response) })
+        add("currentsong", .immediate(currentSong))
+        add("stats", .immediate(stats))
+        add("replay_gain_status", .immediate { _, call throws(Ack) in call.response.field("replay_gain_mode", "off") })
+        // Playback.
+        add("play", .deferred(play))
+        add("playid", .deferred(playID))
+        add("pause", .deferred(pause))
+        add("stop", .deferred { service, call throws(Ack) in try await request(.stop, service, call) })
+        add("next", .deferred { service, call throws(Ack) in try await request(.next, service, call) })
+        add("previous", .deferred { service, call throws(Ack) in try await request(.previous, service, call) })
+        add("seek", .deferred(seek))
+        add("seekid", .deferred(seekID))
+        add("seekcur", .deferred(seekCurrent))
+        // Volume.
+        add("setvol", .deferred(setVolume))
+        add("volume", .deferred(changeVolume))
+        add(
+            "getvol",
+            .immediate { service, call throws(Ack) in call.response.field("volume", service.engine.status.volume) })
+        // The queue.
+        add("add", .deferred(addURI))
+        add("addid", .deferred(addID))
+        add("delete", .deferred(delete))
+        add("deleteid", .deferred(deleteID))
+        add("move", .deferred(move))
+        add("moveid", .deferred(moveID))
+        add("clear", .deferred(clear))
+        add("playlistinfo", .deferred(playlistInfo))
+        add("playlistid", .deferred(playlistID))
+        add("plchanges", .deferred(playlistChanges))
+        add("plchangesposid", .deferred(playlistChanges))
+        // Modes.
+        add("repeat", .deferred(setMode))
+        add("random", .deferred(setMode))
+        add("single", .deferred(setMode))
+        add("consume", .deferred(setMode))
+        // Outputs.
+        add("outputs", .immediate(outputs))
+        add("enableoutput", .immediate(enableOutput))
+        add("disableoutput", .immediate(disableOutput))
+        add("toggleoutput", .immediate(disableOutput))
+        // The connection and what the server offers.
+        add("tagtypes", .immediate(tagTypes))
+        add("config", .immediate(config))
+        add(
+            "commands",
+            .immediate { _, call throws(Ack) in
+                for name in Commands.table.names(permittedTo: .all) { call.response.field("command", name) }
+            })
+        add("notcommands", .immediate { _, _ throws(Ack) in })
+        add("urlhandlers", .immediate { _, call throws(Ack) in call.response.field("handler", "file://") })
+        add(
+            "decoders",
+            .immediate { _, call throws(Ack) in
+                call.response.field("plugin", "mpg123")
+                call.response.field("suffix", "mp3")
+                call.response.field("mime_type", "audio/mpeg")
+            })
+        add("ping", .immediate { _, _ throws(Ack) in })
+        add(
+            "password",
+            .immediate { _, call throws(Ack) in
+                throw Ack(.password, "incorrect password", command: call.name)
+            })
+        add("close", .session)
+        add("idle", .session)
+        add("noidle", .session)
+        add("listplaylists", .immediate { _, _ throws(Ack) in })
+        // playerd's own, in MPD's style.
+        table.register(CommandSpec("pausefor", arguments: 1, .control), .deferred(pauseFor))
+        table.register(CommandSpec("sleeptimer", arguments: 1, .control), .deferred(sleepTimer))
+        return table
+    }()
+
+    // MARK: - Playback
+
+    private static func request(_ request: PlayerRequest, _ service: PlayerService, _ call: CommandCall)
+        async throws(Ack) -> CommandCall
+    {
+        try await requests([request], service, call)
+    }
+
+    private static func requests(_ requests: [PlayerRequest], _ service: PlayerService, _ call: CommandCall)
+        async throws(Ack) -> CommandCall
+    {
+        do {
+            try await service.engine.handle(requests)
+        } catch {
+            throw Ack(error, command: call.name)
+        }
+        return call
+    }
+
+    private static func play(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        // MPD takes -1 (and no argument) for "the current song, or resume".
+        if let text = call.optionalArgument(0), let position = Int(text), position >= 0 {
+            return try await request(.playPosition(try Argument.unsigned(text)), service, call)
+        } else if let text = call.optionalArgument(0), Int(text) != -1 {
+            _ = try Argument.unsigned(text)
+        }
+        return try await request(.play, service, call)
+    }
+
+    private static func playID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        if let text = call.optionalArgument(0), Int(text) != -1 {
+            return try await request(.playID(try Argument.unsigned(text)), service, call)
+        }
+        return try await request(.play, service, call)
+    }
+
+    private static func pause(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        guard let text = call.optionalArgument(0) else {
+            return try await request(.togglePause, service, call)
+        }
+        return try await request(try Argument.bool(text) ? .pause : .resume, service, call)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    private static func seek(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let position = try Argument.unsigned(call.argument(0))
+        let offset = nanoseconds(try Argument.songTime(call.argument(1)))
+        let status = service.engine.status
+        if status.position == position && status.state != .stop {
+            return try await request(.seek(offset: offset), service, call)
+        }
+        return try await requests([.playPosition(position), .seek(offset: offset)], service, call)
+    }
+
+    private static func seekID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let id = try Argument.unsigned(call.argument(0))
+        let offset = nanoseconds(try Argument.songTime(call.argument(1)))
+        let status = service.engine.status
+        if status.entry?.id == id && status.state != .stop {
+            return try await request(.seek(offset: offset), service, call)
+        }
+        return try await requests([.playID(id), .seek(offset: offset)], service, call)
+    }
+
+    private static func seekCurrent(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        switch try Argument.seekTarget(call.argument(0)) {
+        case .absolute(let time):
+            return try await request(.seek(offset: nanoseconds(time)), service, call)
+        case .relative(let delta):
+            do {
+                try await service.engine.seek(by: nanoseconds(delta))
+            } catch {
+                throw Ack(error, command: call.name)
+            }
+            return call
+        }
+    }
+
+    private static func pauseFor(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let duration = nanoseconds(try Argument.songTime(call.argument(0)))
+        return try await request(.pauseFor(duration: duration), service, call)
+    }
+
+    private static func sleepTimer(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        switch call.argument(0) {
+        case "end": return try await request(.sleepAtEndOfSong, service, call)
+        case "off": return try await request(.cancelSleep, service, call)
+        default:
+            let duration = nanoseconds(try Argument.songTime(call.argument(0)))
+            return try await request(.sleepAfter(duration: duration), service, call)
+        }
+    }
+
+    // MARK: - Volume
+
+    private static func setVolume(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let volume = try Argument.volume(call.argument(0))
+        do {
+            try await service.engine.setVolume(volume)
+        } catch {
+            throw Ack(error, command: call.name)
+        }
+        return call
+    }
+
+    private static func changeVolume(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let change = try Argument.volumeChange(call.argument(0))
+        let volume = min(100, max(0, service.engine.status.volume + change))
+        do {
+            try await service.engine.setVolume(volume)
+        } catch {
+            throw Ack(error, command: call.name)
+        }
+        return call
+    }
+
+    // MARK: - The queue
+
+    private static func edit<Result: Sendable>(
+        _ service: PlayerService,
+        _ call: CommandCall,
+        _ body: @escaping @Sendable (inout Queue) throws(QueueError) -> Result
+    ) async throws(Ack) -> Result {
+        let name = call.name
+        do {
+            return try await service.engine.withContext { context throws(PlayerError) in
+                try context.editQueue(name, body)
+            }
+        } catch {
+            throw Ack(error, command: call.name)
+        }
+    }
+
+    private static func read<Result: Sendable>(
+        _ service: PlayerService,
+        _ call: CommandCall,
+        _ body: @escaping @Sendable (Queue) throws(Ack) -> Result
+    ) async throws(Ack) -> Result {
+        let outcome: Swift.Result<Result, Ack>
+        do {
+            outcome = try await service.engine.withContext { context throws(PlayerError) in
+                do throws(Ack) {
+                    return (.success(try body(context.queue)), [])
+                } catch {
+                    return (.failure(error), [])
+                }
+            }
+        } catch {
+            throw Ack(error, command: call.name)
+        }
+        return try outcome.get()
+    }
+
+    private static func addURI(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let paths = try service.resolve(call.argument(0), for: call.session, command: call.name)
+        let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
+        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
+        return call
+    }
+
+    private static func addID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let paths = try service.resolve(call.argument(0), for: call.session, command: call.name)
+        guard paths.count == 1 else {
+            throw Ack(.argument, "addid takes one song, not a directory or playlist", command: call.name)
+        }
+        let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
+        let ids = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
+        var call = call
+        call.response.field("Id", ids[0])
+        return call
+    }
+
+    private static func delete(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let range = try Argument.range(call.argument(0))
+        try await edit(service, call) { queue throws(QueueError) in
+            if let end = range.end {
+                try queue.delete(positions: range.start..<end)
+            } else if range == .all {
+                queue.clear()
+            } else {
+                try queue.delete(positions: range.start..<Int.max)
+            }
+        }
+        return call
+    }
+
+    private static func deleteID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let id = try Argument.unsigned(call.argument(0))
+        try await edit(service, call) { queue throws(QueueError) in try queue.delete(id: id) }
+        return call
+    }
+
+    private static func move(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let range = try Argument.range(call.argument(0))
+        let destination = try Argument.unsigned(call.argument(1))
+        try await edit(service, call) { queue throws(QueueError) in
+            try queue.move(from: range.start..<(range.end ?? queue.count), to: destination)
+        }
+        return call
+    }
+
+    private static func moveID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let id = try Argument.unsigned(call.argument(0))
+        let destination = try Argument.unsigned(call.argument(1))
+        try await edit(service, call) { queue throws(QueueError) in try queue.move(id: id, to: destination) }
+        return call
+    }
+
+    private static func clear(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        try await edit(service, call) { queue in queue.clear() }
+        return call
+    }
+
+    private static func playlistInfo(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let range = try call.optionalArgument(0).map { text throws(Ack) in try Argument.range(text) } ?? .all
+        let name = call.name
+        let entries = try await read(service, call) { queue throws(Ack) in
+            guard let positions = range.clipped(to: queue.count) else {
+                throw Ack(.argument, "Bad song index", command: name)
+            }
+            if range.end == nil && range != .all && positions.isEmpty {
+                throw Ack(.argument, "Bad song index", command: name)
+            }
+            return positions.map { ($0, queue.entries[$0]) }
+        }
+        var call = call
+        for (position, entry) in entries {
+            service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
+        }
+        return call
+    }
+
+    private static func playlistID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let id = try call.optionalArgument(0).map { text throws(Ack) in try Argument.unsigned(text) }
+        let name = call.name
+        let entries = try await read(service, call) { queue throws(Ack) in
+            guard let id else { return Array(queue.entries.enumerated()) }
+            guard let position = queue.position(ofID: id) else {
+                throw Ack(.noExist, "No such song", command: name)
+            }
+            return [(position, queue.entries[position])]
+        }
+        var call = call
+        for (position, entry) in entries {
+            service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
+        }
+        return call
+    }
+
+    private static func playlistChanges(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall
+    {
+        let version = try Argument.unsigned(call.argument(0))
+        let entries = try await read(service, call) { queue throws(Ack) in
+            queue.positionsChanged(since: version).map { ($0, queue.entries[$0]) }
+        }
+        var call = call
+        for (position, entry) in entries {
+            if call.name == "plchangesposid" {
+                call.response.field("cpos", position)
+                call.response.field("Id", entry.id)
+            } else {
+                service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
+            }
+        }
+        return call
+    }
+
+    private static func setMode(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let name = call.name
+        if name == "single" {
+            let mode = try Argument.singleMode(call.argument(0))
+            let single = PlayerCore.SingleMode(rawValue: mode.rawValue) ?? .off
+            try await edit(service, call) { queue in queue.single = single }
+            return call
+        }
+        let on = try Argument.bool(call.argument(0))
+        try await edit(service, call) { queue in
+            switch name {
+            case "repeat": queue.repeatMode = on
+            case "random": queue.random = on
+            default: queue.consume = on
+            }
+        }
+        return call
+    }
+
+    // MARK: - Immediate answers
+
+    private static func currentSong(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        let status = service.engine.status
+        guard let entry = status.entry, let position = status.position else { return }
+        service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
+    }
+
+    private static func stats(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        // playerd keeps no database: the database figures are zero, as an empty MPD database's are.
+        call.response.field("artists", 0)
+        call.response.field("albums", 0)
+        call.response.field("songs", 0)
+        call.response.field("uptime", Int((service.engine.now() - service.startedAt) / 1_000_000_000))
+        call.response.field("db_playtime", 0)
+        call.response.field("db_update", 0)
+    }
+
+    private static func outputs(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        let spec = service.configuration.output
+        call.response.field("outputid", 0)
+        call.response.field("outputname", spec.description)
+        let plugin =
+            switch spec {
+            case .alsa: "alsa"
+            case .null: "null"
+            case .wav: "wav"
+            }
+        call.response.field("plugin", plugin)
+        call.response.field("outputenabled", 1)
+    }
+
+    private static func enableOutput(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        guard try Argument.unsigned(call.argument(0)) == 0 else {
+            throw Ack(.noExist, "No such audio output", command: call.name)
+        }
+    }
+
+    private static func disableOutput(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        guard try Argument.unsigned(call.argument(0)) == 0 else {
+            throw Ack(.noExist, "No such audio output", command: call.name)
+        }
+        throw Ack(.argument, "playerd plays on one output, which stays enabled", command: call.name)
+    }
+
+    private static func tagTypes(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        guard let subcommand = call.optionalArgument(0) else {
+            for tag in TagType.allCases where call.session.tagTypes.contains(tag) {
+                call.response.field("tagtype", tag.rawValue)
+            }
+            return
+        }
+        let names = call.arguments.dropFirst()
+        for name in names where !TagType.mpdNames.contains(name.lowercased()) {
+            throw Ack(.argument, "Unknown tag type: \(name)", command: call.name)
+        }
+        let tags = names.compactMap(TagType.init(name:))
+        switch subcommand {
+        case "clear": call.session.tagTypes = []
+        case "all": call.session.tagTypes = Set(TagType.allCases)
+        case "enable": call.session.tagTypes.formUnion(tags)
+        case "disable": call.session.tagTypes.subtract(tags)
+        default: throw Ack(.argument, "Unknown sub command", command: call.name)
+        }
+    }
+
+    private static func config(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        guard let musicDirectory = service.configuration.musicDirectory else {
+            throw Ack(.noExist, "no music directory is configured", command: call.name)
+        }
+        call.response.field("music_directory", musicDirectory)
+    }
+}

@@ -1,0 +1,174 @@
+import Audio
+import ControlProtocol
+import PlayerCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What every client's commands act on: the audio engine, the song-info cache, the configuration.
+public final class PlayerService: Sendable {
+    /// The player.
+    public let engine: AudioEngine
+    /// The daemon's settings.
+    public let configuration: DaemonConfiguration
+    let songs = SongInfoCache()
+    let hub = ChangeHub()
+    let startedAt: Int64
+
+    /// Starts the engine on the configured output with `context` (a restored queue, say).
+    public init(configuration: DaemonConfiguration, context: PlayerContext? = nil) {
+        self.configuration = configuration
+        let engine = AudioEngine(
+            configuration: EngineConfiguration(output: configuration.output),
+            context: context ?? PlayerContext(releasesOutputOnPause: configuration.releasesOutputOnPause))
+        self.engine = engine
+        self.startedAt = engine.now()
+        let hub = self.hub
+        engine.observe { changes in
+            var subsystems: Set<IdleSubsystem> = []
+            if changes.contains(.player) { subsystems.insert(.player) }
+            if changes.contains(.mixer) { subsystems.insert(.mixer) }
+            if changes.contains(.playlist) { subsystems.insert(.playlist) }
+            if changes.contains(.options) { subsystems.insert(.options) }
+            hub.broadcast(subsystems)
+        }
+    }
+
+    /// Stops playback and the audio thread.
+    public func shutdown() {
+        self.engine.shutdown()
+    }
+
+    // MARK: - Paths
+
+    /// Turns a client's URI into the absolute paths to queue: a file, a directory's MP3s, a playlist's
+    /// entries. Absolute paths are allowed when the client's uid may read them, as MPD allows them.
+    func resolve(_ uri: String, for session: SessionSettings, command: String) throws(Ack) -> [String] {
+        var path = uri
+        if path.hasPrefix("file://") {
+            path.removeFirst("file://".count)
+        }
+        if !path.hasPrefix("/") {
+            guard let musicDirectory = self.configuration.musicDirectory else {
+                throw Ack(.noExist, "no music directory is configured: use an absolute path", command: command)
+            }
+            path = musicDirectory + "/" + path
+        } else {
+            try self.checkAccess(path, uid: session.uid, command: command)
+        }
+        let result: QueueLoader.Result
+        do {
+            result = try QueueLoader.expand(path)
+        } catch {
+            let code: AckCode = error.reason == .permissionDenied ? .permission : .noExist
+            throw Ack(code, error.description, command: command)
+        }
+        return result.paths
+    }
+
+    /// MPD's rule for absolute paths from local clients: root, the file's owner, the daemon's own user,
+    /// or a world-readable file.
+    private func checkAccess(_ path: String, uid: UInt32?, command: String) throws(Ack) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw Ack(.noExist, "\(path): \(reason)", command: command)
+        }
+        guard let uid else {
+            throw Ack(.permission, "\(path): access denied: the client's identity is unknown", command: command)
+        }
+        if uid == 0 || uid == geteuid() || uid == info.st_uid || info.st_mode & S_IROTH != 0 {
+            return
+        }
+        throw Ack(.permission, "\(path): access denied", command: command)
+    }
+
+    /// The path as clients see it: relative to the music directory when inside it, as MPD shows it.
+    func displayPath(_ path: String) -> String {
+        if let musicDirectory = self.configuration.musicDirectory {
+            let prefix = musicDirectory.hasSuffix("/") ? musicDirectory : musicDirectory + "/"
+            if path.hasPrefix(prefix) {
+                return String(path.dropFirst(prefix.count))
+            }
+        }
+        return path
+    }
+
+    // MARK: - Answers
+
+    /// Writes MPD's `status` answer.
+    func writeStatus(_ status: PlayerStatus, to response: inout ResponseWriter) {
+        let now = self.engine.now()
+        response.field("volume", status.isMuted ? 0 : status.volume)
+        response.field("repeat", status.repeatMode)
+        response.field("random", status.random)
+        response.field("single", status.single.rawValue)
+        response.field("consume", status.consume)
+        response.field("partition", "default")
+        response.field("playlist", status.queueVersion)
+        response.field("playlistlength", status.queueLength)
+        response.field("mixrampdb", 0)
+        response.field("state", Self.stateName(status.state))
+        if let position = status.position, let entry = status.entry {
+            response.field("song", position)
+            response.field("songid", entry.id)
+        }
+        if status.state == .play || status.state == .pause, let format = status.format {
+            let elapsed = status.elapsed(at: now)
+            let duration = status.duration
+            response.time(elapsed: elapsed, total: duration ?? 0)
+            response.field("elapsed", seconds: elapsed)
+            response.field("bitrate", status.bitrate)
+            if let duration {
+                response.field("duration", seconds: duration)
+            }
+            response.field("audio", format.description)
+        }
+        if let next = status.nextPosition, let entry = status.nextEntry {
+            response.field("nextsong", next)
+            response.field("nextsongid", entry.id)
+        }
+        if let error = status.error {
+            response.field("error", error)
+        }
+        switch status.sleepTimer {
+        case .off: break
+        case .endOfSong: response.field("sleeptimer", "end")
+        case .at(let deadline): response.field("sleeptimer", seconds: Double(max(0, deadline - now)) / 1e9)
+        }
+        if let resumesAt = status.resumesAt {
+            response.field("resumein", seconds: Double(max(0, resumesAt - now)) / 1e9)
+        }
+    }
+
+    /// Writes one song block: `file:` first (clients require it), then tags, length, position, id.
+    func writeSong(
+        _ entry: QueueEntry,
+        position: Int,
+        tagTypes: Set<TagType>,
+        to response: inout ResponseWriter
+    ) {
+        let info = self.songs.info(for: entry.path)
+        response.field("file", self.displayPath(entry.path))
+        for tag in TagType.allCases where tagTypes.contains(tag) {
+            if let value = tag.value(in: info.tags) {
+                response.field(tag.rawValue, value)
+            }
+        }
+        if let duration = info.duration {
+            response.field("Time", ResponseWriter.wholeSeconds(duration))
+            response.field("duration", seconds: duration)
+        }
+        response.field("Pos", position)
+        response.field("Id", entry.id)
+    }
+
+    static func stateName(_ state: PlayerStateKind) -> String {
+        switch state {
+        case .play, .prepare: "play"
+        case .pause: "pause"
+        case .stop: "stop"
+        }
+    }
+}
