@@ -47,7 +47,9 @@ public final class Daemon: Sendable {
         done.wait()
         self.logger.info("stopping")
         self.shutdown()
-        sources.forEach { $0.cancel() }
+        for source in sources {
+            source.cancel()
+        }
     }
 
     /// Stops playback and the socket.
