@@ -1,5 +1,17 @@
-# Shortcuts for the scripts in scripts/; the scripts work without make too.
-.PHONY: run test setup bench-audio fixtures format clean
+# Shortcuts for the scripts in scripts/ (they work without make too), and install/uninstall.
+#   make install PREFIX=/usr DESTDIR=/tmp/pkg    stages a package; PREFIX defaults to /usr/local
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
+BASHCOMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPLETIONDIR = $(PREFIX)/share/zsh/site-functions
+FISHCOMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
+DOCDIR = $(PREFIX)/share/doc/playerd
+RELEASE = .build/release
+
+.PHONY: run test setup release install uninstall bench bench-audio bench-engine fixtures format clean
 
 run:
 	scripts/run.sh
@@ -10,8 +22,40 @@ test:
 setup:
 	scripts/setup.sh test
 
+release:
+	scripts/setup.sh build
+	swift build -c release --static-swift-stdlib --product playerd
+	swift build -c release --static-swift-stdlib --product playerctl
+
+install: release
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR) \
+		$(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) $(DESTDIR)$(FISHCOMPLETIONDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(RELEASE)/playerd $(RELEASE)/playerctl $(DESTDIR)$(BINDIR)/
+	for unit in playerd.service playerd.socket; do \
+		sed -e 's#/usr/local/bin/#$(BINDIR)/#g' -e 's#/usr/local/share/#$(PREFIX)/share/#g' systemd/$$unit \
+			> $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit; \
+		sed -e 's#/usr/local/bin/#$(BINDIR)/#g' -e 's#/usr/local/share/#$(PREFIX)/share/#g' systemd/user/$$unit \
+			> $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$unit; \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$unit; \
+	done
+	install -m 0644 completions/playerctl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/playerctl
+	install -m 0644 completions/_playerctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_playerctl
+	install -m 0644 completions/playerctl.fish $(DESTDIR)$(FISHCOMPLETIONDIR)/playerctl.fish
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/playerd $(DESTDIR)$(BINDIR)/playerctl
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/playerd.service $(DESTDIR)$(SYSTEMDUNITDIR)/playerd.socket
+	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/playerd.service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/playerd.socket
+	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/playerctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_playerctl
+	rm -f $(DESTDIR)$(FISHCOMPLETIONDIR)/playerctl.fish
+	rm -rf $(DESTDIR)$(DOCDIR)
+
 bench-audio:
 	scripts/bench-audio.sh
+
+bench-engine:
+	scripts/bench-engine.sh
 
 fixtures:
 	Fixtures/make-fixtures.sh

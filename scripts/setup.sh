@@ -2,7 +2,8 @@
 # Installs, with apt-get, the system packages playerd needs where they are missing.
 #   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev
 #   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123, sox,
-#                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2)
+#                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2), and systemd's
+#                            tools (systemd-analyze, systemd-socket-activate) for the unit checks
 # Swift itself is not installed here: it comes from swift.org (6.2 or newer).
 set -euo pipefail
 
@@ -10,7 +11,7 @@ purpose=${1:-build}
 packages=(pkg-config libmpg123-dev libasound2-dev)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 sox lame mpd mpc python3-mpd) ;;
+    test) packages+=(mpg123 sox lame mpd mpc python3-mpd systemd) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 

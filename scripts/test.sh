@@ -17,6 +17,9 @@ if grep -E '^/.*: warning: ' .build/test-build.log; then
     exit 1
 fi
 
+echo "== systemd units"
+scripts/check-units.sh .build/debug/playerd
+
 echo "== swift format lint --strict"
 swift format lint --strict --recursive Package.swift Sources Tests
 

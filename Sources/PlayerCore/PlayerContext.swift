@@ -165,6 +165,22 @@ public struct PlayerContext: Sendable {
         }
     }
 
+    /// Prepares the song at `position` to start `offset` nanoseconds in, paused (holding no device
+    /// until resumed) or playing: how a restart picks up where the last run left off.
+    /// - Throws: `PlayerError.noSuchSong` for a position outside the queue.
+    public mutating func restore(position: Int, offset: Int64, paused: Bool) throws(PlayerError) -> [PlayerEffect] {
+        let request = "restore the saved position"
+        do {
+            try self.queue.setCurrent(position: position)
+        } catch {
+            throw .noSuchSong(request: request, detail: error.description)
+        }
+        guard let entry = self.queue.current else {
+            throw .noSuchSong(request: request, detail: "no song at position \(position)")
+        }
+        return try self.enter(.prepare(PrepareState(entry: entry, startOffset: max(0, offset), startsPaused: paused)))
+    }
+
     /// Sets the software volume.
     /// - Throws: `PlayerError.badArgument` outside 0...100.
     public mutating func setVolume(_ volume: Int) throws(PlayerError) {

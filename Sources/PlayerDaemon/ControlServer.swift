@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import NIOCore
 import NIOPosix
@@ -91,6 +92,13 @@ public final class ControlServer: Sendable {
         let bootstrap = Self.bootstrap(group: self.group, service: service, state: self.state, logger: logger)
         self.channel = try bootstrap.withBoundSocket(listeningDescriptor).wait()
         self.path = nil
+    }
+
+    /// Whether the control loop runs: it must take a task within `limit`.
+    public func isResponsive(within limit: DispatchTimeInterval) -> Bool {
+        let answered = DispatchSemaphore(value: 0)
+        self.channel.eventLoop.execute { answered.signal() }
+        return answered.wait(timeout: .now() + limit) == .success
     }
 
     /// Clients connected now.

@@ -6,22 +6,40 @@ import PlayerCore
     import Glibc
 #endif
 
-/// The whole daemon: the player, the control socket, and an orderly end on SIGTERM or SIGINT.
+/// The whole daemon: the player (restored from the state file), the control socket (its own, or
+/// systemd's), readiness and watchdog for systemd, and an orderly end on SIGTERM or SIGINT that saves
+/// the state and removes the socket.
 public final class Daemon: Sendable {
     /// The player and its commands.
     public let service: PlayerService
     private let server: ControlServer
+    private let persistence: StatePersistence?
+    private let watchdog: Watchdog?
+    private let systemd: Systemd
     private let logger: Logger
 
-    /// Starts the player and listens on the configured socket (or on `listeningDescriptor`, a socket
-    /// systemd handed over).
-    /// - Throws: `ControlServerError` when the socket cannot be set up; nothing keeps running then.
-    public init(configuration: DaemonConfiguration, listeningDescriptor: CInt? = nil, logger: Logger) throws {
-        let service = PlayerService(configuration: configuration)
+    /// Starts everything and tells systemd it is ready.
+    /// - Parameter resumePlaying: a saved state that was playing starts playing again, instead of
+    ///   paused at its position.
+    /// - Throws: `ControlServerError` when the socket cannot be set up, `StateFileError` when the state
+    ///   directory is not writable; nothing keeps running then.
+    public init(configuration: DaemonConfiguration, systemd: Systemd, resumePlaying: Bool = false, logger: Logger)
+        throws
+    {
+        self.systemd = systemd
+        self.logger = logger
+        var context: PlayerContext?
+        var saved: SavedState?
+        let stateFile = configuration.stateFile.map(StateFile.init(path:))
+        if let stateFile {
+            try stateFile.checkWritable()
+            (context, saved) = StatePersistence.restore(
+                from: stateFile, logger: logger, releasesOutputOnPause: configuration.releasesOutputOnPause)
+        }
+        let service = PlayerService(configuration: configuration, context: context)
         do {
-            if let listeningDescriptor {
-                self.server = try ControlServer(
-                    service: service, listeningDescriptor: listeningDescriptor, logger: logger)
+            if let descriptor = systemd.listeningDescriptors.first {
+                self.server = try ControlServer(service: service, listeningDescriptor: descriptor, logger: logger)
             } else {
                 self.server = try ControlServer(service: service, logger: logger)
             }
@@ -30,10 +48,25 @@ public final class Daemon: Sendable {
             throw error
         }
         self.service = service
-        self.logger = logger
+        if let stateFile {
+            let persistence = StatePersistence(file: stateFile, engine: service.engine, logger: logger, restored: saved)
+            if let saved {
+                Self.wait { await persistence.resume(saved, playing: resumePlaying) }
+            }
+            persistence.start()
+            self.persistence = persistence
+        } else {
+            self.persistence = nil
+        }
+        let server = self.server
+        self.watchdog = Watchdog(systemd: systemd, engine: service.engine, logger: logger) {
+            server.isResponsive(within: .seconds(1))
+        }
+        let place = systemd.listeningDescriptors.isEmpty ? configuration.socketPath : "the socket systemd passed"
+        systemd.notify("READY=1\nSTATUS=listening on \(place)")
     }
 
-    /// Blocks until SIGTERM or SIGINT, then stops playback, closes the socket and removes its file.
+    /// Blocks until SIGTERM or SIGINT, then shuts down.
     public func runUntilSignalled() {
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
@@ -52,9 +85,24 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// Stops playback and the socket.
+    /// Saves the state (as it is, playing or paused), then stops playback and the socket.
     public func shutdown() {
+        self.systemd.notify("STOPPING=1")
+        self.watchdog?.stop()
+        if let persistence = self.persistence {
+            Self.wait { await persistence.finish() }
+        }
         self.server.shutdown()
         self.service.shutdown()
+    }
+
+    /// Runs async work to its end from synchronous start-up and shutdown code.
+    private static func wait(_ work: @escaping @Sendable () async -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await work()
+            done.signal()
+        }
+        done.wait()
     }
 }

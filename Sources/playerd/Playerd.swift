@@ -31,7 +31,7 @@ struct Playerd: ParsableCommand {
     @Option(help: "Where relative paths in `add` resolve (env PLAYERD_MUSIC_DIR).")
     var musicDir: String?
 
-    @Option(help: "The state file: queue, position, modes (env PLAYERD_STATE_FILE).")
+    @Option(help: "The state file: queue, position, modes; `none` keeps no state (env PLAYERD_STATE_FILE).")
     var stateFile: String?
 
     @Option(help: "Clients connected at once (env PLAYERD_MAX_CLIENTS; default 64).")
@@ -40,13 +40,21 @@ struct Playerd: ParsableCommand {
     @Flag(help: "Release the sound device while paused (env PLAYERD_RELEASE_ON_PAUSE=1).")
     var releaseOnPause = false
 
+    @Flag(
+        help: "Start playing a saved state that was playing, instead of paused at its position (env PLAYERD_RESUME=1).")
+    var resumePlaying = false
+
     @Option(help: "trace, debug, info, notice, warning, error or critical (env PLAYERD_LOG_LEVEL; default info).")
     var logLevel: String?
 
     func run() throws {
         let environment = Environment()
         let level = try self.parseLogLevel(self.logLevel ?? environment["PLAYERD_LOG_LEVEL"] ?? "info")
+        let journal = environment["JOURNAL_STREAM"] != nil
         LoggingSystem.bootstrap { label in
+            if journal {
+                return JournalLogHandler(level: level)
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -68,7 +76,9 @@ struct Playerd: ParsableCommand {
             throw ValidationError(error.description)
         }
         configuration.musicDirectory = (self.musicDir ?? environment["PLAYERD_MUSIC_DIR"]).map(Self.absolute)
-        configuration.stateFile = self.stateFile ?? environment["PLAYERD_STATE_FILE"]
+        configuration.stateFile =
+            (self.stateFile ?? environment["PLAYERD_STATE_FILE"] ?? Self.defaultStateFile(environment))
+            .flatMap { $0 == "none" ? nil : Self.absolute($0) }
         if let limit = self.maxClients ?? environment["PLAYERD_MAX_CLIENTS"].flatMap({ Int($0) }) {
             guard limit > 0 else { throw ValidationError("--max-clients must be at least 1") }
             configuration.maximumClients = limit
@@ -77,7 +87,9 @@ struct Playerd: ParsableCommand {
 
         let daemon: Daemon
         do {
-            daemon = try Daemon(configuration: configuration, logger: logger)
+            daemon = try Daemon(
+                configuration: configuration, systemd: .fromEnvironment(),
+                resumePlaying: self.resumePlaying || environment["PLAYERD_RESUME"] == "1", logger: logger)
         } catch {
             logger.error("\(error)")
             throw ExitCode.failure
@@ -101,6 +113,17 @@ struct Playerd: ParsableCommand {
         }
         let runtime = environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())"
         return runtime + "/playerd/socket"
+    }
+
+    /// `$XDG_STATE_HOME/playerd/state` (`~/.local/state` when unset), or `/var/lib/playerd/state` for root.
+    static func defaultStateFile(_ environment: Environment) -> String? {
+        if getuid() == 0 {
+            return "/var/lib/playerd/state"
+        }
+        if let stateHome = environment["XDG_STATE_HOME"] {
+            return stateHome + "/playerd/state"
+        }
+        return environment["HOME"].map { $0 + "/.local/state/playerd/state" }
     }
 
     static func absolute(_ path: String) -> String {

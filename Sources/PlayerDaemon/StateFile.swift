@@ -1,0 +1,262 @@
+import PlayerCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What survives a restart: the queue, the current song and position, the play state, volume and
+/// modes. Stored as `key: value` lines (one `song:` line per queued file) between a header and an
+/// `end` line, so that a file cut short by a crash is recognised as such.
+public struct SavedState: Sendable, Equatable {
+    /// The queued files, in order.
+    public var paths: [String] = []
+    /// The current song's position in `paths`.
+    public var current: Int?
+    /// Seconds into the current song.
+    public var elapsed: Double = 0
+    /// The play state when saved.
+    public var state: PlayerStateKind = .stop
+    /// Volume, 0 to 100.
+    public var volume = 100
+    /// Mute.
+    public var isMuted = false
+    /// Repeat mode.
+    public var repeatMode = false
+    /// Random mode.
+    public var random = false
+    /// Single mode.
+    public var single: SingleMode = .off
+    /// Consume mode.
+    public var consume = false
+
+    /// An empty state: nothing queued, stopped, full volume.
+    public init() {}
+
+    static let header = "playerd-state 1"
+
+    /// The file's text.
+    public func encoded() -> String {
+        var lines = [Self.header]
+        lines.append("volume: \(self.volume)")
+        lines.append("muted: \(self.isMuted ? 1 : 0)")
+        lines.append("repeat: \(self.repeatMode ? 1 : 0)")
+        lines.append("random: \(self.random ? 1 : 0)")
+        lines.append("single: \(self.single.rawValue)")
+        lines.append("consume: \(self.consume ? 1 : 0)")
+        lines.append("state: \(self.state.rawValue)")
+        if let current = self.current {
+            lines.append("current: \(current)")
+            lines.append("elapsed: \(ResponseSeconds.format(self.elapsed))")
+        }
+        lines.reserveCapacity(lines.count + self.paths.count + 1)
+        for path in self.paths {
+            lines.append("song: \(path)")
+        }
+        lines.append("end")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Reads a state file's text.
+    /// - Throws: `StateFileError.corrupt` with the line at fault when the text is not a whole state file.
+    public init(decoding text: String) throws(StateFileError) {
+        self.init()
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.last == "" { lines.removeLast() }
+        guard lines.first == Substring(Self.header) else {
+            throw .corrupt(reason: "it does not start with \"\(Self.header)\"")
+        }
+        guard lines.last == "end" else {
+            throw .corrupt(reason: "it is cut short (no \"end\" line)")
+        }
+        for (index, line) in lines.enumerated().dropFirst().dropLast() {
+            guard let colon = line.firstIndex(of: ":"), line[line.index(after: colon)...].first == " " else {
+                throw .corrupt(reason: "line \(index + 1) is not \"key: value\"")
+            }
+            let key = line[..<colon]
+            let value = String(line[line.index(colon, offsetBy: 2)...])
+            func flag() throws(StateFileError) -> Bool {
+                switch value {
+                case "0": return false
+                case "1": return true
+                default: throw .corrupt(reason: "line \(index + 1): \(key) must be 0 or 1")
+                }
+            }
+            switch key {
+            case "song": self.paths.append(value)
+            case "volume":
+                guard let volume = Int(value), (0...100).contains(volume) else {
+                    throw .corrupt(reason: "line \(index + 1): volume must be 0 to 100")
+                }
+                self.volume = volume
+            case "muted": self.isMuted = try flag()
+            case "repeat": self.repeatMode = try flag()
+            case "random": self.random = try flag()
+            case "consume": self.consume = try flag()
+            case "single":
+                guard let single = SingleMode(rawValue: value) else {
+                    throw .corrupt(reason: "line \(index + 1): single must be 0, 1 or oneshot")
+                }
+                self.single = single
+            case "state":
+                guard let state = PlayerStateKind(rawValue: value) else {
+                    throw .corrupt(reason: "line \(index + 1): unknown state \"\(value)\"")
+                }
+                self.state = state
+            case "current":
+                guard let current = Int(value), current >= 0 else {
+                    throw .corrupt(reason: "line \(index + 1): current must be a position")
+                }
+                self.current = current
+            case "elapsed":
+                guard let elapsed = Double(value), elapsed >= 0, elapsed.isFinite else {
+                    throw .corrupt(reason: "line \(index + 1): elapsed must be seconds")
+                }
+                self.elapsed = elapsed
+            default:
+                // A newer playerd may add keys; an older one skips them.
+                continue
+            }
+        }
+        if let current = self.current, current >= self.paths.count {
+            throw .corrupt(reason: "the current position \(current) is past the \(self.paths.count) songs")
+        }
+    }
+}
+
+/// Seconds with three decimals, as the state file and the protocol write them.
+enum ResponseSeconds {
+    static func format(_ seconds: Double) -> String {
+        let milliseconds = Int((seconds * 1000).rounded())
+        let fraction = milliseconds % 1000
+        return "\(milliseconds / 1000)." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0)
+            + "\(fraction)"
+    }
+}
+
+/// Why the state file could not be used.
+public enum StateFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The text is not a whole, valid state file.
+    case corrupt(reason: String)
+    /// The file or its directory could not be read or written.
+    case io(path: String, call: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .corrupt(let reason): "the state file is corrupt: \(reason)"
+        case .io(let path, let call, let reason): "\(path): \(call) failed: \(reason)"
+        }
+    }
+}
+
+/// The state file on disk: written atomically (temporary file, fsync, rename, fsync of the directory)
+/// so that a crash or power cut leaves either the old file or the new one, never a mix.
+public struct StateFile: Sendable {
+    /// The file's path.
+    public let path: String
+
+    /// A state file at `path`.
+    public init(path: String) {
+        self.path = path
+    }
+
+    var directory: String {
+        guard let slash = self.path.lastIndex(of: "/") else { return "." }
+        return slash == self.path.startIndex ? "/" : String(self.path[..<slash])
+    }
+
+    /// Creates the directory if needed and proves it writable, so that a daemon that could never save
+    /// says so at start rather than losing the queue later.
+    public func checkWritable() throws(StateFileError) {
+        let directory = self.directory
+        if access(directory, F_OK) != 0 {
+            try Self.makeDirectories(directory)
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw .io(path: directory, call: "access", reason: String(cString: strerror(errno)))
+        }
+    }
+
+    private static func makeDirectories(_ path: String) throws(StateFileError) {
+        var built = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            built += "/" + component
+            if mkdir(built, 0o755) != 0 && errno != EEXIST {
+                throw .io(path: built, call: "mkdir", reason: String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    /// Reads the file: nil when there is none.
+    public func read() throws(StateFileError) -> String? {
+        let descriptor = open(self.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(path: self.path, call: "open", reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: self.path, call: "read", reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Replaces the file with `text`, atomically and durably.
+    public func write(_ text: String) throws(StateFileError) {
+        let temporary = "\(self.path).tmp-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw .io(path: temporary, call: "open", reason: String(cString: strerror(errno)))
+        }
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { raw in
+                Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                unlink(temporary)
+                throw .io(path: temporary, call: "write", reason: reason)
+            }
+            offset += written
+        }
+        guard fsync(descriptor) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            unlink(temporary)
+            throw .io(path: temporary, call: "fsync", reason: reason)
+        }
+        close(descriptor)
+        guard rename(temporary, self.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .io(path: self.path, call: "rename", reason: reason)
+        }
+        let directoryDescriptor = open(self.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+
+    /// Moves a corrupt file aside (never deletes it) and returns where it went.
+    public func keepAside() throws(StateFileError) -> String {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        let aside = "\(self.path).corrupt-\(time.tv_sec)"
+        guard rename(self.path, aside) == 0 else {
+            throw .io(path: self.path, call: "rename", reason: String(cString: strerror(errno)))
+        }
+        return aside
+    }
+}
