@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where playerd listens unless told otherwise, from this process's environment and user id.
+public func defaultSocketPath() -> String {
+    var environment: [String: String] = [:]
+    for name in ["PLAYERD_SOCKET", "XDG_RUNTIME_DIR"] {
+        if let value = getenv(name) {
+            environment[name] = String(cString: value)
+        }
+    }
+    return defaultSocketPath(environment: environment, userID: getuid())
+}
+
+/// Where playerd listens: `$PLAYERD_SOCKET` if set, else `$XDG_RUNTIME_DIR/playerd/socket`, else
+/// `/run/playerd/socket` for root (the system service), else `/run/user/UID/playerd/socket`. An
+/// empty variable counts as unset, as shells treat `VAR=`.
+public func defaultSocketPath(environment: [String: String], userID: UInt32) -> String {
+    if let path = environment["PLAYERD_SOCKET"], !path.isEmpty {
+        return path
+    }
+    if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+        let directory = runtime.hasSuffix("/") ? String(runtime.dropLast()) : runtime
+        return "\(directory)/playerd/socket"
+    }
+    if userID == 0 {
+        return "/run/playerd/socket"
+    }
+    return "/run/user/\(userID)/playerd/socket"
+}

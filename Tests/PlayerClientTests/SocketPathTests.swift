@@ -1,0 +1,43 @@
+import PlayerClient
+import Testing
+
+@Suite("where playerd listens by default")
+struct SocketPathTests {
+    @Test(
+        "PLAYERD_SOCKET, then XDG_RUNTIME_DIR, then /run for root, then /run/user/UID",
+        arguments: [
+            (["PLAYERD_SOCKET": "/tmp/p.sock", "XDG_RUNTIME_DIR": "/run/user/7"], 1000, "/tmp/p.sock"),
+            (["PLAYERD_SOCKET": "relative.sock"], 0, "relative.sock"),
+            (["XDG_RUNTIME_DIR": "/run/user/1000"], 1000, "/run/user/1000/playerd/socket"),
+            (["XDG_RUNTIME_DIR": "/run/user/1000/"], 1000, "/run/user/1000/playerd/socket"),
+            (["XDG_RUNTIME_DIR": "/run/user/0"], 0, "/run/user/0/playerd/socket"),
+            ([:], 0, "/run/playerd/socket"),
+            ([:], 1000, "/run/user/1000/playerd/socket"),
+            (["PLAYERD_SOCKET": "", "XDG_RUNTIME_DIR": ""], 1001, "/run/user/1001/playerd/socket"),
+            (["PLAYERD_SOCKET": "", "XDG_RUNTIME_DIR": "/xdg"], 0, "/xdg/playerd/socket"),
+        ] as [([String: String], UInt32, String)])
+    func defaultPath(environment: [String: String], userID: UInt32, expected: String) {
+        #expect(defaultSocketPath(environment: environment, userID: userID) == expected)
+    }
+}
+
+@Suite("paths sent to the daemon")
+struct SongPathTests {
+    @Test(
+        "relative paths join the current directory; dots and double slashes go; URLs stay",
+        arguments: [
+            ("song.mp3", "/home/me", "/home/me/song.mp3"),
+            ("./music/../song.mp3", "/home/me", "/home/me/song.mp3"),
+            ("../../../../x.mp3", "/home/me", "/x.mp3"),
+            ("/a//b/./c/", "/ignored", "/a/b/c"),
+            ("/", "/home", "/"),
+            ("Albums/A \"quoted\" name", "/srv", "/srv/Albums/A \"quoted\" name"),
+            ("http://radio.example/stream", "/home/me", "http://radio.example/stream"),
+            ("file:///music/a.mp3", "/home/me", "file:///music/a.mp3"),
+            ("not a url://x", "/d", "/d/not a url:/x"),
+            ("song.mp3", "", "song.mp3"),
+        ])
+    func absolute(path: String, directory: String, expected: String) {
+        #expect(absolutePath(path, currentDirectory: directory) == expected)
+    }
+}
