@@ -11,7 +11,7 @@ FISHCOMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
 DOCDIR = $(PREFIX)/share/doc/playerd
 RELEASE = .build/release
 
-.PHONY: run test setup release install uninstall bench bench-audio bench-engine fixtures format clean
+.PHONY: run test setup release install uninstall bench-audio bench-engine bench-daemon fixtures format clean
 
 run:
 	scripts/run.sh
@@ -56,6 +56,9 @@ bench-audio:
 
 bench-engine:
 	scripts/bench-engine.sh
+
+bench-daemon:
+	scripts/bench-daemon.sh
 
 fixtures:
 	Fixtures/make-fixtures.sh

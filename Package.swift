@@ -91,6 +91,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(
+            name: "daemon-bench",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
             name: "engine-bench",
             dependencies: ["PlayerCore"],
             swiftSettings: strictSettings
@@ -118,6 +122,8 @@ let package = Package(
         .testTarget(
             name: "PlayerDaemonTests",
             dependencies: ["PlayerDaemon", "PlayerClient"],
+            // Read at run time from the source tree, by path.
+            exclude: ["Transcripts"],
             swiftSettings: strictSettings
         ),
     ]

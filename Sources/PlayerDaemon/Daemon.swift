@@ -37,6 +37,17 @@ public final class Daemon: Sendable {
                 from: stateFile, logger: logger, releasesOutputOnPause: configuration.releasesOutputOnPause)
         }
         let service = PlayerService(configuration: configuration, context: context)
+        self.service = service
+        // The saved position is back before the first client can ask for it.
+        if let stateFile {
+            let persistence = StatePersistence(file: stateFile, engine: service.engine, logger: logger, restored: saved)
+            if let saved {
+                Self.wait { await persistence.resume(saved, playing: resumePlaying) }
+            }
+            self.persistence = persistence
+        } else {
+            self.persistence = nil
+        }
         do {
             if let descriptor = systemd.listeningDescriptors.first {
                 self.server = try ControlServer(service: service, listeningDescriptor: descriptor, logger: logger)
@@ -47,17 +58,7 @@ public final class Daemon: Sendable {
             service.shutdown()
             throw error
         }
-        self.service = service
-        if let stateFile {
-            let persistence = StatePersistence(file: stateFile, engine: service.engine, logger: logger, restored: saved)
-            if let saved {
-                Self.wait { await persistence.resume(saved, playing: resumePlaying) }
-            }
-            persistence.start()
-            self.persistence = persistence
-        } else {
-            self.persistence = nil
-        }
+        self.persistence?.start()
         let server = self.server
         self.watchdog = Watchdog(systemd: systemd, engine: service.engine, logger: logger) {
             server.isResponsive(within: .seconds(1))

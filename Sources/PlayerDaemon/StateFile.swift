@@ -168,8 +168,11 @@ public struct StateFile: Sendable {
     /// says so at start rather than losing the queue later.
     public func checkWritable() throws(StateFileError) {
         let directory = self.directory
-        if access(directory, F_OK) != 0 {
+        var info = stat()
+        if stat(directory, &info) != 0 {
             try Self.makeDirectories(directory)
+        } else if info.st_mode & S_IFMT != S_IFDIR {
+            throw .io(path: directory, call: "stat", reason: "not a directory")
         }
         guard access(directory, W_OK | X_OK) == 0 else {
             throw .io(path: directory, call: "access", reason: String(cString: strerror(errno)))

@@ -100,6 +100,7 @@ final class Watchdog: Sendable {
         // systemd's advice: ping at half the interval.
         self.interval = .microseconds(max(microseconds / 2, 1000))
         self.lastBeat = Atomic(engine.heartbeat)
+        engine.wake()
         self.queue.asyncAfter(deadline: .now() + self.interval) { [self] in self.check() }
     }
 
@@ -107,6 +108,9 @@ final class Watchdog: Sendable {
         guard !self.stopped.load(ordering: .relaxed) else { return }
         let beat = self.engine.heartbeat
         let audioAlive = beat != self.lastBeat.exchange(beat, ordering: .relaxed)
+        // An idle audio thread sleeps until work comes: give it some, so that a live one has turned
+        // its loop by the next check and only a stuck one has not.
+        self.engine.wake()
         if audioAlive && self.controlAlive() {
             self.systemd.notify("WATCHDOG=1")
             self.warned.store(false, ordering: .relaxed)
