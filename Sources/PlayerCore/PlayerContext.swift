@@ -71,6 +71,28 @@ public struct PlayerContext: Sendable {
     /// - Returns: the effects the engine must perform.
     /// - Throws: `PlayerError` when the request is not allowed now; nothing changes then.
     public mutating func handle(_ request: PlayerRequest, now: Int64) throws(PlayerError) -> [PlayerEffect] {
+        switch request {
+        case .play, .playPosition, .playID:
+            // As in MPD, asking to play again clears the last error (if the request stands).
+            let previousError = self.lastError
+            self.lastError = nil
+            do {
+                return try self.carryOut(request, now: now)
+            } catch {
+                self.lastError = previousError
+                throw error
+            }
+        case .stop:
+            // A stop by hand also ends a sleep timer: it would otherwise stop the next playback.
+            let effects = try self.carryOut(request, now: now)
+            self.sleepTimer = .off
+            return effects
+        default:
+            return try self.carryOut(request, now: now)
+        }
+    }
+
+    private mutating func carryOut(_ request: PlayerRequest, now: Int64) throws(PlayerError) -> [PlayerEffect] {
         switch (request, self.state) {
         case (.stop, .stop):
             return []
@@ -100,8 +122,11 @@ public struct PlayerContext: Sendable {
 
         case (.pause, .play(let play)), (.togglePause, .play(let play)):
             return try self.enter(.pause(PauseState(song: play.song, releasedOutput: self.releasesOutputOnPause)))
-        case (.pause, .pause):
-            return []
+        case (.pause, .pause(var pause)):
+            // Pausing by hand during a timed pause cancels its automatic resume.
+            guard pause.resumesAt != nil else { return [] }
+            pause.resumesAt = nil
+            return try self.enter(.pause(pause))
         case (.pause, .prepare(var prepare)), (.resume, .prepare(var prepare)), (.togglePause, .prepare(var prepare)):
             prepare.startsPaused =
                 switch request {
@@ -305,6 +330,11 @@ public struct PlayerContext: Sendable {
 
     private mutating func prepare(position: Int, request: PlayerRequest) throws(PlayerError) -> [PlayerEffect] {
         do {
+            if self.state.kind == .stop {
+                // Not playing: nothing has been played yet, so (in random mode) the chosen song goes
+                // to the front of the order and every other song still follows it, as in MPD.
+                try self.queue.setCurrent(position: nil)
+            }
             try self.queue.setCurrent(position: position)
         } catch {
             throw .noSuchSong(request: request.name, detail: error.description)

@@ -27,6 +27,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var unseen: Set<IdleSubsystem> = []
     private var inputClosed = false
     private var closing = false
+    private var isReading = true
     /// True once the client holds one of the server's places (released when it goes).
     private var admitted = false
     private var context: ChannelHandlerContext?
@@ -101,19 +102,44 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.pump()
     }
 
+    /// A client that sends faster than it reads its answers is not read from while this many of its
+    /// lines wait (and not served while its unread answers pass the channel's high-water mark), so its
+    /// memory stays bounded whatever it does.
+    static let maximumPendingLines = 1024
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            self.pump()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
     /// Runs waiting lines until one must wait for the audio thread, or none is left.
     private func pump() {
         guard let context = self.context else { return }
-        while !self.busy && !self.closing && self.pendingHead < self.pending.count {
+        while !self.busy && !self.closing && self.pendingHead < self.pending.count && context.channel.isWritable {
             let frame = self.pending[self.pendingHead]
             self.pendingHead += 1
             self.handle(frame, context: context)
+            if self.output.readableBytes >= 64 * 1024 {
+                // Hand big answers to the channel as they grow, so that its writability reflects them.
+                self.flush(context: context)
+            }
         }
         if self.pendingHead == self.pending.count {
             self.pending.removeAll(keepingCapacity: true)
             self.pendingHead = 0
         }
         self.flush(context: context)
+        let waiting = self.pending.count - self.pendingHead
+        let reading = context.channel.isActive && waiting < Self.maximumPendingLines
+        if reading != self.isReading {
+            self.isReading = reading
+            context.channel.setOption(ChannelOptions.autoRead, value: reading).whenComplete { _ in }
+            if reading {
+                context.read()
+            }
+        }
         if self.inputClosed && !self.busy && self.idling == nil && self.pending.isEmpty && !self.closing {
             self.closing = true
             context.close(promise: nil)
@@ -197,7 +223,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 do {
                     try handler(self.service, &call)
                 } catch {
-                    self.fail(error.at(listIndex: index))
+                    self.fail(Self.named(error, request, index))
                     return
                 }
                 self.settings = call.session
@@ -228,7 +254,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                         if okMode { self.write("list_OK\n") }
                         self.run(entries, okMode: okMode, isList: isList, from: next)
                     case .failure(let ack):
-                        self.fail(ack.at(listIndex: failedIndex))
+                        self.fail(Self.named(ack, request, failedIndex))
                     }
                     self.pump()
                 }
@@ -236,6 +262,11 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         self.write("OK\n")
+    }
+
+    /// An ACK from a handler, naming its command (argument parsers do not know it) at its list index.
+    private static func named(_ ack: Ack, _ request: Request, _ index: Int) -> Ack {
+        ack.command.isEmpty ? ack.attributed(to: request.name, listIndex: index) : ack.at(listIndex: index)
     }
 
     private func fail(_ ack: Ack, endsConnection: Bool = false) {

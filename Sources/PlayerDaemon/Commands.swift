@@ -86,6 +86,7 @@ enum Commands {
         add("noidle", .session)
         add("listplaylists", .immediate { _, _ throws(Ack) in })
         // playerd's own, in MPD's style.
+        table.register(CommandSpec("clearerror", arguments: 0, .control), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .control), .deferred(pauseFor))
         table.register(CommandSpec("sleeptimer", arguments: 1, .control), .deferred(sleepTimer))
         return table
@@ -171,6 +172,18 @@ enum Commands {
             }
             return call
         }
+    }
+
+    private static func clearError(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        do {
+            try await service.engine.withContext { context throws(PlayerError) in
+                context.clearError()
+                return ((), [])
+            }
+        } catch {
+            throw Ack(error, command: call.name)
+        }
+        return call
     }
 
     private static func pauseFor(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {

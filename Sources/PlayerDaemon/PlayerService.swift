@@ -53,9 +53,20 @@ public final class PlayerService: Sendable {
             guard let musicDirectory = self.configuration.musicDirectory else {
                 throw Ack(.noExist, "no music directory is configured: use an absolute path", command: command)
             }
+            // A relative path names something inside the music directory; `..` would leave it and skip
+            // the access check absolute paths get.
+            guard !path.split(separator: "/").contains("..") else {
+                throw Ack(.noExist, "\(uri): no such file in the music directory", command: command)
+            }
             path = musicDirectory + "/" + path
         } else {
             try self.checkAccess(path, uid: session.uid, command: command)
+        }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, !Self.isPlayable(path) {
+            // Decoders are chosen by suffix, as MPD chooses them: what is not MP3 (or a playlist) is refused
+            // now, rather than skipped when its turn comes.
+            throw Ack(.noExist, "\(uri): not an MP3 file or playlist", command: command)
         }
         let result: QueueLoader.Result
         do {
@@ -65,6 +76,12 @@ public final class PlayerService: Sendable {
             throw Ack(code, error.description, command: command)
         }
         return result.paths
+    }
+
+    /// Whether a file's suffix is one playerd plays (MP3) or expands (M3U playlists).
+    static func isPlayable(_ path: String) -> Bool {
+        let lowered = path.lowercased()
+        return lowered.hasSuffix(".mp3") || lowered.hasSuffix(".m3u") || lowered.hasSuffix(".m3u8")
     }
 
     /// MPD's rule for absolute paths from local clients: root, the file's owner, the daemon's own user,
