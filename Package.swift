@@ -123,7 +123,7 @@ let package = Package(
             name: "PlayerDaemonTests",
             dependencies: ["PlayerDaemon", "PlayerClient"],
             // Read at run time from the source tree, by path.
-            exclude: ["Transcripts"],
+            exclude: ["Transcripts", "python"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,0 +1,160 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where the tests find what they need: the fixtures, their own files, and the built binaries.
+enum Paths {
+    /// This test target's folder (`Tests/PlayerDaemonTests`), found from this source file so that the
+    /// tests run from any directory.
+    static let testsDirectory: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().path
+    }()
+
+    /// The repository's `Fixtures` folder: `--music-dir` of every daemon the tests start.
+    static let fixtures: String = {
+        URL(fileURLWithPath: testsDirectory).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures").path
+    }()
+
+    /// The folder of transcript files.
+    static let transcripts = testsDirectory + "/Transcripts"
+
+    /// The absolute path of a fixture.
+    static func fixture(_ name: String) -> String {
+        fixtures + "/" + name
+    }
+
+    /// The `playerd` built next to the test binary (`/proc/self/exe` is the test bundle in
+    /// `.build/<triple>/debug`); failing that, the one in `.build/debug` of this checkout.
+    static let playerd: String = {
+        if let testBinary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let sibling = URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent("playerd")
+            if FileManager.default.isExecutableFile(atPath: sibling.path) {
+                return sibling.path
+            }
+        }
+        return URL(fileURLWithPath: testsDirectory).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/playerd").path
+    }()
+
+    /// Debian's mpc, the real MPD client the daemon must satisfy.
+    static let mpc = "/usr/bin/mpc"
+
+    /// The system Python, which has Debian's python-mpd2 (`python3-mpd`).
+    static let python = "/usr/bin/python3"
+
+    /// A new, empty, private directory under /tmp with a short path: a socket path must fit in the 108
+    /// bytes of `sun_path`.
+    static func makeTemporaryDirectory() throws -> String {
+        var template = Array("/tmp/playerd-test-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
+        guard made != nil else {
+            throw HarnessError.system("mkdtemp", errno)
+        }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// What went wrong in the harness itself (not in an expectation about the daemon).
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+
+    /// A failed C call, with the library's words for `code`.
+    static func system(_ function: String, _ code: Int32) -> HarnessError {
+        HarnessError("\(function) failed: \(String(cString: strerror(code))) (errno \(code))")
+    }
+}
+
+/// How a program that ran to its end finished, and what it printed.
+struct ProgramResult: CustomStringConvertible {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+
+    var description: String {
+        "exit status \(self.status)\n--- stdout\n\(self.stdout)--- stderr\n\(self.stderr)"
+    }
+}
+
+/// A program started in the background whose output goes to files (never pipes, which could fill up
+/// and block it), stopped for sure when it is dropped.
+final class BackgroundProgram {
+    let process = Process()
+    private let directory: String
+    private let stdoutPath: String
+    private let stderrPath: String
+
+    /// Starts `executable` with `arguments`; output goes to files in a fresh temporary directory.
+    init(_ executable: String, _ arguments: [String]) throws {
+        self.directory = try Paths.makeTemporaryDirectory()
+        self.stdoutPath = self.directory + "/stdout"
+        self.stderrPath = self.directory + "/stderr"
+        _ = FileManager.default.createFile(atPath: self.stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: self.stderrPath, contents: nil)
+        self.process.executableURL = URL(fileURLWithPath: executable)
+        self.process.arguments = arguments
+        self.process.standardInput = FileHandle.nullDevice
+        self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stdoutPath))
+        self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stderrPath))
+        try self.process.run()
+    }
+
+    deinit {
+        if self.process.isRunning {
+            kill(self.process.processIdentifier, SIGKILL)
+            self.process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: self.directory)
+    }
+
+    var isRunning: Bool { self.process.isRunning }
+
+    /// What it has printed on stdout so far.
+    var stdout: String { (try? String(contentsOfFile: self.stdoutPath, encoding: .utf8)) ?? "" }
+
+    /// What it has printed on stderr so far.
+    var stderr: String { (try? String(contentsOfFile: self.stderrPath, encoding: .utf8)) ?? "" }
+
+    /// Waits up to `limit` for the program to end; true if it has.
+    func waitForExit(within limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while self.process.isRunning {
+            if ContinuousClock.now >= deadline {
+                return false
+            }
+            usleep(5000)
+        }
+        return true
+    }
+
+    /// Waits for the end (killing the program if it takes longer than `limit`) and returns the result.
+    func finish(within limit: Duration) throws -> ProgramResult {
+        guard self.waitForExit(within: limit) else {
+            kill(self.process.processIdentifier, SIGKILL)
+            self.process.waitUntilExit()
+            throw HarnessError("\(self.commandLine) did not finish within \(limit)\n\(self.partialOutput)")
+        }
+        return ProgramResult(status: self.process.terminationStatus, stdout: self.stdout, stderr: self.stderr)
+    }
+
+    private var commandLine: String {
+        ([self.process.executableURL?.path ?? "?"] + (self.process.arguments ?? [])).joined(separator: " ")
+    }
+
+    private var partialOutput: String {
+        "--- stdout so far\n\(self.stdout)--- stderr so far\n\(self.stderr)"
+    }
+}
+
+/// Runs a program to its end (at most `limit`) and returns its exit status and output.
+func runProgram(_ executable: String, _ arguments: [String], within limit: Duration = .seconds(20)) throws
+    -> ProgramResult
+{
+    try BackgroundProgram(executable, arguments).finish(within: limit)
+}
