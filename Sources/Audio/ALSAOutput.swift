@@ -152,6 +152,30 @@ public final class ALSAOutput: AudioOutput {
         return max(0, delay)
     }
 
+    /// From `snd_pcm_avail`, which syncs the hardware pointer first, so that the figure is exact
+    /// between period interrupts. An underrun or a suspend is recovered from here as in `write`.
+    public var writableFrames: Int? {
+        get throws(OutputError) {
+            guard let pcm = self.pcm else { return nil }
+            // A device paused by dropping is re-prepared, empty, by the next write.
+            if self.pausedByDrop { return self.bufferFrames }
+            var available = snd_pcm_avail(pcm)
+            if available == -snd_pcm_sframes_t(EPIPE) || available == -snd_pcm_sframes_t(ESTRPIPE) {
+                let code = Int32(available)
+                try self.check("snd_pcm_avail", snd_pcm_recover(pcm, code, 1), reportingCode: code)
+                self.recoveries += 1
+                available = snd_pcm_avail(pcm)
+            }
+            if available < 0 {
+                try self.check("snd_pcm_avail", Int32(available))
+            }
+            // After an xrun the hardware pointer can run past the application's: never more than a buffer.
+            return min(Int(available), self.bufferFrames)
+        }
+    }
+
+    public var capacityFrames: Int? { self.pcm == nil ? nil : self.bufferFrames }
+
     public func close() {
         if let pcm = self.pcm {
             snd_pcm_close(pcm)

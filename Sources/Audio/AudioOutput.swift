@@ -1,6 +1,10 @@
 /// Where decoded PCM goes: a sound card, nowhere, or a file. One small interface, as MPD's outputs
 /// share: open with a format, write frames, pause, resume, drain, drop, ask the delay, close.
 ///
+/// A paced output also says how much it can take without blocking (`writableFrames`) out of how much
+/// it holds (`capacityFrames`), so that its writer can sleep somewhere it can be woken (a mailbox)
+/// until the buffer has drained, instead of inside `write`.
+///
 /// An output belongs to one thread (the audio thread): it is not `Sendable`. Calls other than
 /// `open(format:)` and `close()` need an open output and throw `OutputError.notOpen` otherwise.
 public protocol AudioOutput: AnyObject {
@@ -24,8 +28,21 @@ public protocol AudioOutput: AnyObject {
     func drop() throws(OutputError)
     /// Frames written but not yet heard: playback position = frames written − delay.
     var delayFrames: Int { get }
+    /// Frames `write` would take now without blocking; nil for an output whose writes never block (a
+    /// file, the unpaced null output), that cannot tell, or that is closed. Asking may recover the
+    /// device from an underrun or a suspend, as `write` does.
+    var writableFrames: Int? { get throws(OutputError) }
+    /// Frames the device's buffer holds when full; nil exactly when `writableFrames` is.
+    var capacityFrames: Int? { get }
     /// Releases the device (or finishes the file). Safe to call when already closed.
     func close()
+}
+
+extension AudioOutput {
+    /// An output that does not say is written to as before `writableFrames` existed: its `write`
+    /// blocks for as long as it needs.
+    public var writableFrames: Int? { nil }
+    public var capacityFrames: Int? { nil }
 }
 
 /// Why an output failed. Every case names the output; ALSA's come with snd_strerror's text.

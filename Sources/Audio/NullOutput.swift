@@ -58,7 +58,11 @@ public final class NullOutput: AudioOutput {
         }
         let excess = self.framesWritten - self.bufferFrames(format)
         if excess > self.anchorPlayed {
-            self.clock.sleep(until: self.anchorTime + format.nanoseconds(forFrames: excess - self.anchorPlayed))
+            // A writer that asked `writableFrames` first finds the deadline already past: no system call.
+            let deadline = self.anchorTime + format.nanoseconds(forFrames: excess - self.anchorPlayed)
+            if deadline > now {
+                self.clock.sleep(until: deadline)
+            }
         }
     }
 
@@ -100,6 +104,16 @@ public final class NullOutput: AudioOutput {
         guard self.isPaced, let format = self.format else { return 0 }
         let played = self.pausedPlayed ?? self.played(at: self.clock.now(), format)
         return self.framesWritten - played
+    }
+
+    public var writableFrames: Int? {
+        guard self.isPaced, let format = self.format else { return nil }
+        return max(0, self.bufferFrames(format) - self.delayFrames)
+    }
+
+    public var capacityFrames: Int? {
+        guard self.isPaced, let format = self.format else { return nil }
+        return self.bufferFrames(format)
     }
 
     public func close() {

@@ -9,12 +9,22 @@ public protocol PacingClock: Sendable {
     func now() -> Int64
     /// Returns once `now()` has reached `deadline`.
     func sleep(until deadline: Int64)
+    /// True when the clock is `CLOCK_MONOTONIC` itself: its time passes by itself, so a thread may
+    /// wait for one of its deadlines on something a command can interrupt (a condition variable)
+    /// instead of in `sleep(until:)`. A virtual clock moves only when someone sleeps on it: false.
+    var isRealTime: Bool { get }
+}
+
+extension PacingClock {
+    public var isRealTime: Bool { false }
 }
 
 /// `CLOCK_MONOTONIC`, with sleeps to absolute deadlines so that error does not accumulate.
 public struct MonotonicClock: PacingClock {
     /// Creates the system's monotonic clock.
     public init() {}
+
+    public var isRealTime: Bool { true }
 
     public func now() -> Int64 {
         var time = timespec()

@@ -78,6 +78,11 @@ public final class WAVOutput: AudioOutput {
 
     public var delayFrames: Int { 0 }
 
+    /// A file takes whatever comes at once: nothing to wait for.
+    public var writableFrames: Int? { nil }
+
+    public var capacityFrames: Int? { nil }
+
     public func close() {
         guard self.descriptor >= 0, let fileFormat = self.fileFormat else { return }
         // The header's sizes are known only now; a failure leaves the data intact with a stale header.

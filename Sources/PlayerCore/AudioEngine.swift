@@ -1,5 +1,4 @@
 import Audio
-import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -46,7 +45,9 @@ public struct EngineConfiguration: Sendable {
 /// Plays the queue. A dedicated audio thread owns the decoder and the output (it creates and destroys
 /// them itself) and the `PlayerContext`; it decodes one period at a time, applies the volume, writes
 /// to the output and, between periods, takes commands from its mailbox, so that a command takes
-/// effect within one period. Every other thread talks to it through `Sendable` commands and reads
+/// effect within one period. On an output that reports its free room, it fills the buffer with
+/// several periods at once and then waits on its mailbox, which a command interrupts, until half the
+/// buffer has drained. Every other thread talks to it through `Sendable` commands and reads
 /// `Sendable` status snapshots; none touches a C handle.
 public final class AudioEngine: Sendable {
     private let mailbox = Mailbox()
@@ -192,52 +193,87 @@ struct Job: Sendable {
     let cancel: @Sendable () -> Void
 }
 
-/// Commands waiting for the audio thread, and the signal that wakes it.
-final class Mailbox: Sendable {
-    private let jobs = Mutex<(pending: [Job], closed: Bool)>(([], false))
-    private let signal = DispatchSemaphore(value: 0)
+/// Commands waiting for the audio thread, and the condition that wakes it: a mutex and a condition
+/// variable on `CLOCK_MONOTONIC`, as MPD's player control has, so that the thread can wait for a
+/// deadline of the engine's clock and still be woken at once by a command.
+final class Mailbox: @unchecked Sendable {
+    // @unchecked: `pending` and `closed` are only touched with `lock` held.
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var pending: [Job] = []
+    private var closed = false
+
+    init() {
+        self.lock = .allocate(capacity: 1)
+        self.condition = .allocate(capacity: 1)
+        pthread_mutex_init(self.lock, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(self.condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(self.condition)
+        pthread_mutex_destroy(self.lock)
+        self.condition.deallocate()
+        self.lock.deallocate()
+    }
 
     func post(_ job: Job) {
-        let accepted = self.jobs.withLock { jobs in
-            if jobs.closed { return false }
-            jobs.pending.append(job)
+        let accepted = self.locked {
+            if self.closed { return false }
+            self.pending.append(job)
+            pthread_cond_signal(self.condition)
             return true
         }
-        if accepted {
-            self.signal.signal()
-        } else {
+        if !accepted {
             job.cancel()
         }
     }
 
     func takeAll() -> [Job] {
-        self.jobs.withLock { jobs in
-            defer { jobs.pending.removeAll(keepingCapacity: true) }
-            return jobs.pending
+        self.locked {
+            defer { self.pending.removeAll(keepingCapacity: true) }
+            return self.pending
         }
     }
 
-    var isEmpty: Bool { self.jobs.withLock { $0.pending.isEmpty } }
+    var isEmpty: Bool { self.locked { self.pending.isEmpty } }
 
-    /// Waits for a job, for at most `nanoseconds` when given.
-    func wait(nanoseconds: Int64?) {
-        if let nanoseconds {
-            _ = self.signal.wait(timeout: .now() + .nanoseconds(Int(max(0, nanoseconds))))
-        } else {
-            self.signal.wait()
+    /// Returns when a job is waiting (at once if one already is) or `nanoseconds` have passed.
+    func wait(nanoseconds: Int64) {
+        self.wait(until: MonotonicClock().now() + max(0, nanoseconds))
+    }
+
+    /// Returns when a job is waiting (at once if one already is) or `CLOCK_MONOTONIC` has reached
+    /// `deadline` (nanoseconds, as `MonotonicClock` reads it).
+    func wait(until deadline: Int64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        self.locked {
+            while self.pending.isEmpty && !self.closed {
+                if pthread_cond_timedwait(self.condition, self.lock, &time) == ETIMEDOUT { break }
+            }
         }
     }
 
     /// Refuses further jobs and cancels the ones still waiting.
     func close() {
-        let left = self.jobs.withLock { jobs in
-            jobs.closed = true
-            defer { jobs.pending.removeAll() }
-            return jobs.pending
+        let left = self.locked {
+            self.closed = true
+            defer { self.pending.removeAll() }
+            return self.pending
         }
         for job in left {
             job.cancel()
         }
+    }
+
+    private func locked<Result>(_ body: () -> Result) -> Result {
+        pthread_mutex_lock(self.lock)
+        defer { pthread_mutex_unlock(self.lock) }
+        return body()
     }
 }
 

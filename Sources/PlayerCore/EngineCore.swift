@@ -2,6 +2,12 @@
 // destroys the C handles itself, decodes one period at a time, applies the volume and writes to the
 // output, and takes commands from its mailbox between periods. It never touches a socket and never
 // waits on anything but the device, its clock and its mailbox.
+//
+// While playing on an output that says how much room it has, it refills the device's buffer in bursts:
+// periods back to back while a whole one fits, then one wait, on the mailbox, until half the buffer has
+// drained (less after an underrun). A command ends that wait at once, so it takes effect within one
+// period as before, but the thread wakes a few times a second instead of once per period inside a
+// blocking write.
 
 import Audio
 
@@ -20,6 +26,13 @@ final class EngineCore {
     private var periodFrames = 0
     private var seekCount = 0
     private var running = true
+    /// The thread refills the output once its free room reaches `capacity >> refillShift`: half the
+    /// buffer at first. Each underrun (the thread was held up longer than the queued half lasted) halves
+    /// that, so it wakes earlier with more left queued; one period is the floor.
+    private var refillShift = 1
+    /// True while the thread waits for room on a device it left nearly full; finding it empty after the
+    /// wait means the device ran dry meanwhile. Anything else the thread does clears it.
+    private var waitedOnFullDevice = false
 
     init(configuration: EngineConfiguration, context: PlayerContext, shared: EngineShared) {
         self.configuration = configuration
@@ -37,7 +50,8 @@ final class EngineCore {
     func run(_ mailbox: Mailbox) {
         while self.running {
             self.shared.beats.add(1, ordering: .relaxed)
-            for job in mailbox.takeAll() {
+            let jobs = mailbox.takeAll()
+            for job in jobs {
                 job.run(self)
             }
             guard self.running else { break }
@@ -47,8 +61,12 @@ final class EngineCore {
                 self.perform(timed)
                 self.publish()
             }
+            if !jobs.isEmpty || !timed.isEmpty {
+                // A command may have emptied the device on purpose (a seek drops what is queued).
+                self.waitedOnFullDevice = false
+            }
             if self.context.state.kind == .play, self.decoder != nil, self.output.format != nil {
-                self.renderPeriod()
+                self.playTurn(mailbox)
             } else if mailbox.isEmpty {
                 // Idle: sleep until a command comes or a timer is due (at most a second, so the heartbeat
                 // keeps moving).
@@ -92,6 +110,47 @@ final class EngineCore {
     }
 
     // MARK: - Playing
+
+    /// One turn of playing: a period decoded and written when the output has room for all of it, or
+    /// else a wait until the output has drained to the refill mark, cut short by a command or a timer.
+    private func playTurn(_ mailbox: Mailbox) {
+        let room: Int?
+        do {
+            room = try self.output.writableFrames
+        } catch {
+            self.report(.outputFailed(message: error.description))
+            return
+        }
+        // An output that cannot tell how full it is blocks in write for as long as it needs.
+        guard let room, let capacity = self.output.capacityFrames, let format = self.output.format else {
+            self.renderPeriod()
+            return
+        }
+        let periodRoom = min(self.periodFrames, capacity)
+        if self.waitedOnFullDevice && room >= capacity && capacity >> self.refillShift > periodRoom {
+            self.refillShift += 1
+        }
+        self.waitedOnFullDevice = false
+        if room >= periodRoom {
+            self.renderPeriod()
+            return
+        }
+        let clock = self.configuration.clock
+        let now = clock.now()
+        let refillMark = max(periodRoom, capacity >> self.refillShift)
+        // One frame more than the shortfall, so that rounding to nanoseconds cannot wake the thread early.
+        var deadline = now + format.nanoseconds(forFrames: refillMark - room + 1)
+        if let timer = self.context.nextDeadline {
+            deadline = min(deadline, timer)
+        }
+        self.waitedOnFullDevice = true
+        if clock.isRealTime {
+            mailbox.wait(until: deadline)
+        } else {
+            // A virtual clock moves only when someone sleeps on it; commands are looked at right after.
+            clock.sleep(until: deadline)
+        }
+    }
 
     private func renderPeriod() {
         guard let decoder = self.decoder, let entry = self.context.state.entry else { return }

@@ -1,1 +1,51 @@
-print("engine-bench: not yet")
+// engine-bench: measures PlayerCore's AudioEngine directly, without the daemon, and the same figures
+// of a running mpd. scripts/bench-engine.sh runs it and makes the table; each mode prints lines of
+// space-separated figures that the script reads.
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let usage = """
+    usage: engine-bench latency FILE [ITERATIONS]     play/pause/seek to effect at the output (ms)
+           engine-bench cpu FILE                      CPU while playing FILE in real time to its end
+           engine-bench memory FILE [SECONDS]         RSS idle, playing in real time, playing unpaced (kB)
+           engine-bench mpd-latency SOCKET FIFO SONG [ITERATIONS]
+                                                      mpd's play/pause to effect on its fifo output (ms)
+           engine-bench mpd-usage SOCKET PID SONG SECONDS LONG_SONG
+                                                      mpd's CPU playing SONG, RSS idle and playing LONG_SONG
+    """
+
+/// The argument at `index`, or the usage and exit.
+func argument(_ index: Int) -> String {
+    guard index < CommandLine.arguments.count else { fail("missing argument\n\(usage)") }
+    return CommandLine.arguments[index]
+}
+
+/// The argument at `index` as a positive number, `fallback` when absent.
+func number(_ index: Int, fallback: Int? = nil) -> Int {
+    if index >= CommandLine.arguments.count, let fallback { return fallback }
+    guard let value = Int(argument(index)), value > 0 else { fail("not a positive number: \(argument(index))") }
+    return value
+}
+
+do {
+    switch CommandLine.arguments.dropFirst().first {
+    case "latency":
+        try await measureEngineLatency(file: argument(2), iterations: number(3, fallback: 200))
+    case "cpu":
+        try await measureEngineCPU(file: argument(2))
+    case "memory":
+        try await measureEngineMemory(file: argument(2), seconds: number(3, fallback: 10))
+    case "mpd-latency":
+        try await measurePeerLatency(
+            socket: argument(2), fifo: argument(3), song: argument(4), iterations: number(5, fallback: 200))
+    case "mpd-usage":
+        try await measurePeerUsage(
+            socket: argument(2), pid: argument(3), song: argument(4), seconds: number(5), longSong: argument(6))
+    default:
+        fail(usage)
+    }
+} catch {
+    fail("\(error)")
+}

@@ -122,6 +122,53 @@ struct NullOutputTests {
         #expect(output.delayFrames == 4410)
     }
 
+    @Test("paced: says how much a write takes without blocking, and such a write does not wait")
+    func writableFrames() throws {
+        let clock = VirtualClock()
+        let output = NullOutput(paced: true, clock: clock, bufferNanoseconds: 200_000_000)
+        #expect(output.writableFrames == nil)
+        #expect(output.capacityFrames == nil)
+        try output.open(format: stereo44)
+        #expect(output.capacityFrames == 8820)
+        #expect(output.writableFrames == 8820)
+        let tenth = [UInt8](repeating: 0, count: 4410 * 4)
+        try tenth.withUnsafeBytes { try output.write($0) }
+        #expect(output.writableFrames == 4410)
+        try tenth.withUnsafeBytes { try output.write($0) }
+        #expect(output.writableFrames == 0)
+        clock.advance(byMilliseconds: 50)
+        #expect(output.writableFrames == 2205)
+        let start = clock.now()
+        try [UInt8](repeating: 0, count: 2205 * 4).withUnsafeBytes { try output.write($0) }
+        #expect(clock.now() == start)
+        #expect(output.writableFrames == 0)
+        // Paused, nothing drains; resumed, it drains at the stream's rate; dropped, it is empty.
+        try output.pause()
+        clock.advance(byMilliseconds: 100)
+        #expect(output.writableFrames == 0)
+        try output.resume()
+        clock.advance(byMilliseconds: 100)
+        #expect(output.writableFrames == 4410)
+        try output.drop()
+        #expect(output.writableFrames == 8820)
+        output.close()
+        #expect(output.writableFrames == nil)
+    }
+
+    @Test("only the system's monotonic clock is real time; a virtual one is not unless it says so")
+    func realTimeClocks() {
+        #expect(MonotonicClock().isRealTime)
+        #expect(!VirtualClock().isRealTime)
+    }
+
+    @Test("unpaced: never blocks, so it reports no room to wait for")
+    func unpacedHasNoRoom() throws {
+        let output = NullOutput(paced: false, clock: VirtualClock())
+        try output.open(format: stereo44)
+        #expect(output.writableFrames == nil)
+        #expect(output.capacityFrames == nil)
+    }
+
     @Test("unpaced: takes everything at once and reports no delay")
     func unpaced() throws {
         let clock = VirtualClock()
@@ -215,6 +262,16 @@ struct WAVOutputTests {
         #expect(Array(file[40..<44]) == dataSize)
     }
 
+    @Test("a file never blocks: no room to wait for")
+    func noRoom() throws {
+        let scratch = try ScratchDirectory()
+        let output = WAVOutput(path: scratch.path("out.wav"))
+        try output.open(format: stereo44)
+        #expect(output.writableFrames == nil)
+        #expect(output.capacityFrames == nil)
+        output.close()
+    }
+
     @Test func unwritablePathIsAnOpenError() {
         let output = WAVOutput(path: "/nonexistent-dir/out.wav")
         let error = #expect(throws: OutputError.self) { try output.open(format: stereo44) }
@@ -267,6 +324,27 @@ struct ALSAOutputTests {
         output.close()
         #expect(output.format == nil)
         #expect(throws: OutputError.notOpen(output: "alsa:null")) { try output.drain() }
+    }
+
+    @Test("reports its room from snd_pcm_avail: none when closed, the whole buffer on the null PCM")
+    func writableFrames() throws {
+        // The null PCM plays everything at once, so its buffer is always empty; what matters is that the
+        // figure comes from alsa-lib and stays within the buffer through every call.
+        let output = ALSAOutput(device: "null")
+        #expect(try output.writableFrames == nil)
+        #expect(output.capacityFrames == nil)
+        try output.open(format: stereo44)
+        #expect(output.capacityFrames == output.bufferFrames)
+        #expect(try output.writableFrames == output.bufferFrames)
+        try [UInt8](repeating: 0, count: 4096).withUnsafeBytes { try output.write($0) }
+        #expect(try output.writableFrames == output.bufferFrames)
+        try output.pause()
+        #expect(try output.writableFrames == output.bufferFrames)
+        try output.resume()
+        try output.drop()
+        #expect(try output.writableFrames == output.bufferFrames)
+        output.close()
+        #expect(try output.writableFrames == nil)
     }
 
     @Test("pause before anything was written, then resume and write, works")

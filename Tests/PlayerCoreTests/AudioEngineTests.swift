@@ -75,6 +75,78 @@ struct AudioEngineTests {
         #expect(abs(status.elapsed(at: engine.now()) - max(0, heard)) <= 0.010)
     }
 
+    @Test("elapsed time mid-song is exactly what the paced device has played (virtual time)")
+    func elapsedMidSong() async throws {
+        let clock = GatedClock()
+        let start = clock.now()
+        clock.close(at: start + 1_500_000_000)
+        let (engine, _) = try makeEngine([fixture("stereo-44k-cbr.mp3")], paced: true, clock: clock)
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { _ in clock.now() == start + 1_500_000_000 }
+        // The engine is held in its wait for the device to drain; the pause is taken when it comes out.
+        let pausing = Task { try await engine.handle(.pause) }
+        try await Task.sleep(for: .milliseconds(20))
+        clock.open()
+        try await pausing.value
+        // The device started with the first write and never ran dry: it has played every frame of the time.
+        let played = 44100 * (clock.now() - start) / 1_000_000_000
+        #expect(engine.status.heardFrames == Int(played))
+        #expect(engine.status.heardFrames > 44100)
+        #expect(engine.status.writtenFrames - engine.status.heardFrames <= 8820)
+    }
+
+    @Test("paced: the buffer is refilled in bursts of half of it, no write blocks, the PCM is exact")
+    func refillsInBursts() async throws {
+        let clock = VirtualClock()
+        let (engine, recording) = try makeEngine([fixture("stereo-44k-cbr.mp3")], paced: true, clock: clock)
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        expectSamePCM(recording.data, try referencePCM(fixture("stereo-44k-cbr.mp3")))
+        let writes = recording.writeRecords
+        #expect(writes.count == 150)  // 132300 frames in periods of 882
+        #expect(writes.allSatisfy { !$0.blocked })
+        // 200 ms at once, then 100 ms (5 periods) each time half the buffer has drained: 29 wake-ups where
+        // writing a period at a time into a blocking device takes 150.
+        let bursts = burstSizes(writes)
+        #expect(bursts.count == 29)
+        #expect(bursts.first == 10)
+        #expect(bursts.dropFirst().allSatisfy { $0 <= 5 })
+    }
+
+    @Test("after the device runs dry during a wait, the engine refills it earlier from then on")
+    func underrunWidensTheMargin() async throws {
+        // The fifth wait overshoots by 300 ms: longer than the 100 ms left queued.
+        let clock = StallingClock(stallAt: 5, by: 300_000_000)
+        let (engine, recording) = try makeEngine([fixture("stereo-44k-cbr.mp3")], paced: true, clock: clock)
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        expectSamePCM(recording.data, try referencePCM(fixture("stereo-44k-cbr.mp3")))
+        let bursts = burstSizes(recording.writeRecords)
+        #expect(Array(bursts.prefix(6)) == [10, 5, 5, 5, 5, 10])
+        // From then on it refills when a quarter of the buffer is free, 2 periods at a time.
+        #expect(bursts.count > 20)
+        #expect(bursts.dropFirst(6).allSatisfy { $0 <= 3 })
+    }
+
+    @Test("a command ends the wait for the device to drain at once", .timeLimit(.minutes(1)))
+    func commandEndsTheWait() async throws {
+        // A 2-second buffer: once full, the engine waits about a second before it writes again.
+        let (engine, recording) = try makeEngine(
+            [fixture("stereo-44k-cbr.mp3")], paced: true, bufferNanoseconds: 2_000_000_000)
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { _ in recording.data.count >= 88200 * 4 }
+        try await Task.sleep(for: .milliseconds(100))
+        let clock = ContinuousClock()
+        let took = try await clock.measure { try await engine.handle(.pause) }
+        #expect(took < .milliseconds(200))
+        #expect(recording.log.last == "pause")
+        #expect(engine.status.state == .pause)
+    }
+
     @Test("seek lands on the exact frame, while playing and while paused")
     func seek() async throws {
         let reference = try referencePCM(fixture("stereo-44k-cbr.mp3"))

@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# bench-engine.sh: measures PlayerCore's audio engine directly (no daemon) with
+# the engine-bench program, next to Debian's mpd doing the same things.
+#
+# Run it as scripts/bench-engine.sh from any directory. It takes about 5
+# minutes on 2 cores (about 1 minute more the first time, while it builds and
+# makes the test audio).
+#
+# What it does:
+#   0. Installs mpg123, sox and lame with apt-get if they are missing, builds
+#      engine-bench (swift build -c release --product engine-bench) and makes
+#      the test audio in .bench/ if it is not there yet: the same recipe and
+#      file names as scripts/bench-audio.sh (1 minute and 10 minutes at CBR
+#      320), so either script reuses the other's files.
+#   A. Command to effect at the output, BENCH_ITERATIONS (200) times each, on
+#      the paced null output in real time. engine-bench wraps the output and
+#      time-stamps its calls with CLOCK_MONOTONIC:
+#        play   handle(.play) on a stopped engine -> the first write()
+#        pause  handle(.pause) while playing -> the output's pause()
+#        seek   handle(.seek) while playing -> the first write() after drop()
+#      Commands come after random waits, so they land at every phase of the
+#      engine's write cycle. p50, p99 and max in ms; target p99 <= 20 ms.
+#      Peer: mpd with a fifo output, driven over its Unix socket; engine-bench
+#      reads the fifo as fast as mpd fills it:
+#        play   `play` on a stopped mpd -> the first byte on the fifo
+#        pause  `pause 1` while playing -> mpd's reply (it answers once its
+#               player and output threads have paused) or the last byte on
+#               the fifo, whichever comes later (mpd writes ~23 ms chunks as
+#               their time comes, so a pause shows as no further chunk)
+#        seek   not measured: on a fifo the new position cannot be told from
+#               the old one without matching the PCM.
+#   B. CPU of real-time playback, as % of one core. engine-bench plays the
+#      1-minute file to its end on the paced null output: (user + sys) of
+#      its whole process from getrusage, over the wall time, and its
+#      voluntary context switches (wake-ups) per second. At the same time
+#      (side by side, so both see the same machine) mpd plays the same file on
+#      its null output with sync "yes": CPU from /proc/PID/stat over
+#      BENCH_PEER_SECONDS (45) of steady playback after a 5 s start, and its
+#      threads' voluntary switches from /proc/PID/task/*/status. The decode
+#      floor is mpg123 -q -t on the file, CPU time / 60 s of audio, measured
+#      as in bench-audio.sh (BENCH_CPU_ROUNDS, 5 runs).
+#   C. Memory. RSS of engine-bench idle (engine made, stopped), the largest
+#      of one sample a second while playing the 10-minute file in real time
+#      for BENCH_MEMORY_SECONDS (10), and the largest while playing all of
+#      it on the unpaced null output (sampled every 20 ms). Target: playing
+#      <= idle + 20 MB. Peer: mpd's RSS idle and while playing the 10-minute
+#      file for 10 s, from /proc/PID/status.
+#
+# mpd runs from a configuration generated in a temporary directory (socket,
+# fifo, database and log there; music_directory is .bench; the mad decoder
+# off, so libmpg123 decodes for both). Every process the script starts is
+# killed on exit, also on Ctrl-C. Without /usr/bin/mpd, or when it fails,
+# the peer columns say so and the rest still runs.
+#
+# The table is printed at the end and also written to .bench/bench-engine.txt.
+# The notes say how much CPU time the hypervisor stole during the run: on a
+# busy host, that is where the latency tails come from.
+#
+# Knobs (environment): BENCH_ITERATIONS (200), BENCH_PEER_SECONDS (45),
+# BENCH_MEMORY_SECONDS (10), BENCH_CPU_ROUNDS (5), ENGINE_BENCH (a prebuilt
+# engine-bench to run instead of building one, e.g. to compare two builds).
+
+set -euo pipefail
+
+ITERATIONS=${BENCH_ITERATIONS:-200}
+PEER_SECONDS=${BENCH_PEER_SECONDS:-45}
+MEMORY_SECONDS=${BENCH_MEMORY_SECONDS:-10}
+CPU_ROUNDS=${BENCH_CPU_ROUNDS:-5}
+SHORT_SECONDS=60
+LONG_SECONDS=600
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+BENCH="$ROOT/.bench"
+SHORT_NAME=one-minute-cbr320.mp3
+LONG_NAME=ten-minutes-cbr320.mp3
+SHORT_FILE="$BENCH/$SHORT_NAME"
+LONG_FILE="$BENCH/$LONG_NAME"
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'bench-engine: %s\n' "$*" >&2; exit 1; }
+
+# --- leave no process behind ------------------------------------------------
+# Job control puts every background job (engine-bench, mpd, lame) in its own
+# process group; the trap kills each group and waits for it.
+set -m
+TMP=$(mktemp -d)
+SCRATCH=()   # files to remove on exit
+cleanup() {
+    local rc=$? pids
+    trap - EXIT INT TERM HUP
+    pids=$(jobs -p)
+    if [[ -n $pids ]]; then
+        # shellcheck disable=SC2046 # one "-PGID" word per job
+        kill -TERM -- $(sed 's/^/-/' <<<"$pids") 2>/dev/null || true
+        { wait; } 2>/dev/null || true
+    fi
+    rm -rf "$TMP" "${SCRATCH[@]}"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# run CMD...: runs a command as a background job, waits for it, fails like it.
+run() {
+    "$@" &
+    wait "$!"
+}
+
+# --- tools ------------------------------------------------------------------
+missing=()
+for tool in mpg123 sox lame; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+    log "installing ${missing[*]}"
+    sudo=()
+    ((EUID == 0)) || sudo=(sudo)
+    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+if ! command -v swift >/dev/null && [[ -x /opt/swift/usr/bin/swift ]]; then
+    PATH="/opt/swift/usr/bin:$PATH"
+fi
+
+# --- build ------------------------------------------------------------------
+mkdir -p "$BENCH"
+if [[ -n ${ENGINE_BENCH:-} ]]; then
+    [[ -x $ENGINE_BENCH ]] || die "ENGINE_BENCH=$ENGINE_BENCH is not an executable"
+else
+    command -v swift >/dev/null || die "swift not found"
+    log "building engine-bench (release)"
+    if ! run swift build -c release --product engine-bench >"$BENCH/build-engine.log" 2>&1; then
+        cat "$BENCH/build-engine.log" >&2
+        die "build failed"
+    fi
+    ENGINE_BENCH="$ROOT/.build/release/engine-bench"
+    [[ -x $ENGINE_BENCH ]] || die "no $ENGINE_BENCH after the build"
+fi
+
+# --- test audio (the recipe of bench-audio.sh; keep the two in step) --------
+# make_wav SECONDS OUT.wav: two tones (220 Hz left, 330 Hz right), a C-major
+# chord and pink noise at low volume, mixed by sox with a fixed seed (-R).
+make_wav() {
+    local s=$1 out=$2 gen="sox -R -r 44100 -c 2 -n -p synth $1"
+    run sox -R -m \
+        -v 0.25 "|$gen sine 220 sine 330" \
+        -v 0.20 "|$gen sine 261.63 synth $s sine mix 329.63 synth $s sine mix 392" \
+        -v 0.08 "|$gen pinknoise" \
+        -b 16 "$out"
+}
+
+# make_mp3 SECONDS OUT.mp3: CBR 320, written to OUT.mp3.part and renamed when
+# complete, so that an interrupted run leaves no truncated MP3 behind.
+make_mp3() {
+    local seconds=$1 mp3=$2 wav="$TMP/audio.wav"
+    [[ -s $mp3 ]] && return
+    log "making ${seconds} s of test audio: ${mp3#"$ROOT/"}"
+    SCRATCH+=("$mp3.part")
+    make_wav "$seconds" "$wav"
+    run lame --quiet --noreplaygain -b 320 "$wav" "$mp3.part"
+    mv "$mp3.part" "$mp3"
+    rm -f "$wav"
+}
+make_mp3 "$SHORT_SECONDS" "$SHORT_FILE"
+make_mp3 "$LONG_SECONDS" "$LONG_FILE"
+
+# --- helpers ----------------------------------------------------------------
+# stats: reads numbers, one a line; prints "median min max".
+stats() {
+    sort -g | awk '{ v[NR] = $1 }
+        END {
+            if (NR == 0) exit 1
+            m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            print m, v[1], v[NR]
+        }'
+}
+
+# fmt FORMAT "median min max": prints "median (min-max)" in that format.
+fmt() {
+    local f=$1
+    awk -v f="$f" '{ printf f " (" f "-" f ")\n", $1, $2, $3 }' <<<"$2"
+}
+
+# ratio A B: A / B with two decimals, or "-" when either is missing or B is 0.
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a == "" || b == "" || a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'
+}
+
+# field FILE KEY N: the Nth word of the line of FILE that starts with KEY, or "-".
+field() {
+    awk -v key="$2" -v n="$3" 'index($0, key " ") == 1 { v = $n } END { print (v == "" ? "-" : v) }' "$1" 2>/dev/null ||
+        echo -
+}
+
+# cpu_time CMD...: runs CMD with stdout discarded; prints "wall user sys"
+# (seconds, from bash's time keyword in a child shell).
+cpu_time() {
+    local out="$TMP/time.$RANDOM"
+    run bash -c 'out=$1; shift; TIMEFORMAT="%3R %3U %3S"
+        { time "$@" >/dev/null 2>&3 3>&-; } 3>&2 2>"$out"' _ "$out" "$@"
+    cat "$out"
+    rm -f "$out"
+}
+
+# steal: the CPU time stolen by the hypervisor and the total, in ticks.
+steal() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat; }
+
+# mpd_start NAME OUTPUT_BLOCK: starts mpd from a configuration in $TMP/NAME
+# with the given audio_output block; sets MPD_DIR and MPD_PID.
+MPD_PID=
+mpd_start() {
+    MPD_DIR="$TMP/$1"
+    mkdir -p "$MPD_DIR"
+    cat >"$MPD_DIR/mpd.conf" <<EOF
+music_directory "$BENCH"
+db_file "$MPD_DIR/database"
+log_file "$MPD_DIR/log"
+bind_to_address "$MPD_DIR/socket"
+zeroconf_enabled "no"
+decoder {
+    plugin "mad"
+    enabled "no"
+}
+$2
+EOF
+    mpd --no-daemon "$MPD_DIR/mpd.conf" >"$MPD_DIR/stdout" 2>&1 &
+    MPD_PID=$!
+}
+
+# mpd_stop: ends the mpd that mpd_start started.
+mpd_stop() {
+    if [[ -n $MPD_PID ]]; then
+        kill -TERM "$MPD_PID" 2>/dev/null || true
+        wait "$MPD_PID" 2>/dev/null || true
+        MPD_PID=
+    fi
+}
+
+# mpd_failed WHAT: notes that the peer's WHAT could not be measured, with the
+# end of mpd's log.
+mpd_failed() {
+    NOTES+=("mpd $1 failed: $(tail -n 3 "$MPD_DIR/log" "$MPD_DIR/stdout" 2>/dev/null | tr '\n' ' ' | cut -c1-300)")
+}
+
+NOTES=()
+MPD=$(command -v mpd || true)
+[[ -n $MPD ]] || NOTES+=("mpd is not installed: no peer figures for it.")
+read -r steal0 total0 < <(steal)
+started=$(date +%s)
+
+# --- A: command to effect ---------------------------------------------------
+log "A: command to effect, engine (${ITERATIONS} x play, pause, seek)"
+run "$ENGINE_BENCH" latency "$SHORT_FILE" "$ITERATIONS" >"$TMP/latency"
+
+: >"$TMP/mpd-latency"
+if [[ -n $MPD ]]; then
+    log "A: command to effect, mpd on a fifo (${ITERATIONS} x play, pause)"
+    mpd_start fifo 'audio_output {
+    type "fifo"
+    name "fifo"
+    path "'"$TMP"'/fifo/fifo"
+    format "44100:16:2"
+}'
+    if ! run "$ENGINE_BENCH" mpd-latency "$MPD_DIR/socket" "$MPD_DIR/fifo" "$SHORT_NAME" "$ITERATIONS" \
+        >"$TMP/mpd-latency" 2>"$TMP/mpd-latency.err"; then
+        mpd_failed "latency ($(cat "$TMP/mpd-latency.err"))"
+    fi
+    mpd_stop
+    missed=$(field "$TMP/mpd-latency" missed 2)
+    [[ $missed == - ]] || NOTES+=("mpd: ${missed} commands showed no effect within 3 s and were left out.")
+fi
+
+# --- B: CPU -----------------------------------------------------------------
+log "B: decode floor, mpg123 -q -t (${CPU_ROUNDS} runs)"
+cpu_time mpg123 -q -t "$SHORT_FILE" >/dev/null    # warm-up
+: >"$TMP/floor"
+for ((i = 1; i <= CPU_ROUNDS; i++)); do
+    cpu_time mpg123 -q -t "$SHORT_FILE" >>"$TMP/floor"
+done
+floor=$(awk -v d=$SHORT_SECONDS '{ print 100 * ($2 + $3) / d }' "$TMP/floor" | stats)
+
+log "B: real-time playback CPU, engine and mpd side by side (~${SHORT_SECONDS} s)"
+: >"$TMP/mpd-usage"
+if [[ -n $MPD ]]; then
+    mpd_start null 'audio_output {
+    type "null"
+    name "null"
+    sync "yes"
+}'
+    "$ENGINE_BENCH" mpd-usage "$MPD_DIR/socket" "$MPD_PID" "$SHORT_NAME" "$PEER_SECONDS" "$LONG_NAME" \
+        >"$TMP/mpd-usage" 2>"$TMP/mpd-usage.err" &
+    peer_job=$!
+fi
+run "$ENGINE_BENCH" cpu "$SHORT_FILE" >"$TMP/cpu"
+if [[ -n $MPD ]]; then
+    log "C: mpd memory (10 s of the 10-minute file)"
+    wait "$peer_job" || mpd_failed "CPU and memory ($(cat "$TMP/mpd-usage.err"))"
+    mpd_stop
+fi
+
+# --- C: memory --------------------------------------------------------------
+log "C: engine memory (idle, ${MEMORY_SECONDS} s playing, the whole 10-minute file unpaced)"
+run "$ENGINE_BENCH" memory "$LONG_FILE" "$MEMORY_SECONDS" >"$TMP/memory"
+
+read -r steal1 total1 < <(steal)
+elapsed=$(($(date +%s) - started))
+
+# --- table ------------------------------------------------------------------
+ROWS=()   # "figure|engine|peer|ratio"
+for command in play pause seek; do
+    for column in 3:p50 4:p99 5:max; do
+        n=${column%%:*}
+        name=${column#*:}
+        mine=$(field "$TMP/latency" "latency $command" "$n")
+        peer=$(field "$TMP/mpd-latency" "latency $command" "$n")
+        ROWS+=("A $command to effect, ms, $name|$mine|$peer|$(ratio "$mine" "$peer")")
+    done
+done
+
+# cpu_figures FILE: "percent switches-per-second wall underruns" from a line
+# "cpu WALL USER SYS SWITCHES UNDERRUNS".
+cpu_figures() {
+    awk '$1 == "cpu" { printf "%.3f %.1f %.3f %s\n", 100 * ($3 + $4) / $2, $5 / $2, $2, $6 }' "$1" 2>/dev/null
+}
+read -r cpu_mine wake_mine wall_mine underruns < <(cpu_figures "$TMP/cpu" || true) || true
+read -r cpu_peer wake_peer _ _ < <(cpu_figures "$TMP/mpd-usage" || true) || true
+cpu_mine=${cpu_mine:--} cpu_peer=${cpu_peer:--} wake_mine=${wake_mine:--} wake_peer=${wake_peer:--}
+ROWS+=("B playback CPU, % of a core|$cpu_mine|$cpu_peer|$(ratio "$cpu_mine" "$cpu_peer")")
+ROWS+=("B playback CPU vs decode floor, %|$cpu_mine|$(fmt %.3f "$floor")|$(ratio "$cpu_mine" "${floor%% *}")")
+ROWS+=("B wake-ups per second|$wake_mine|$wake_peer|$(ratio "$wake_mine" "$wake_peer")")
+
+# mb KB: kilobytes as megabytes with one decimal, "-" passes through.
+mb() { awk -v k="$1" 'BEGIN { if (k == "-" || k == "") print "-"; else printf "%.1f\n", k / 1024 }'; }
+idle_mine=$(mb "$(field "$TMP/memory" memory 2)")
+play_mine=$(mb "$(field "$TMP/memory" memory 3)")
+fast_mine=$(mb "$(field "$TMP/memory" memory 4)")
+idle_peer=$(mb "$(field "$TMP/mpd-usage" memory 2)")
+play_peer=$(mb "$(field "$TMP/mpd-usage" memory 3)")
+growth() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.1f\n", a - b }'; }
+ROWS+=("C RSS idle, MB|$idle_mine|$idle_peer|$(ratio "$idle_mine" "$idle_peer")")
+ROWS+=("C RSS playing (real time), MB|$play_mine|$play_peer|$(ratio "$play_mine" "$play_peer")")
+ROWS+=("C RSS growth playing - idle, MB|$(growth "$play_mine" "$idle_mine")|$(growth "$play_peer" "$idle_peer")|-")
+ROWS+=("C RSS peak, whole file unpaced, MB|$fast_mine|-|-")
+
+steal_pct=$(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.1f", t ? 100 * s / t : 0 }')
+NOTES+=("A: ${ITERATIONS} commands each, after random waits; engine on the paced null output (real clock),")
+NOTES+=("   mpd on a fifo output (pause = its reply or the last byte, whichever is later; seek cannot be seen on a fifo).")
+NOTES+=("   Target p99 <= 20 ms.")
+NOTES+=("B: engine = getrusage over playing the 1-minute file to its end (wall ${wall_mine:--} s, ${underruns:--} underruns);")
+NOTES+=("   mpd = /proc/PID/stat over ${PEER_SECONDS} s of steady playback on its null output (sync yes), at the same time.")
+NOTES+=("   Decode floor = mpg123 -q -t CPU time / 60 s of audio, ${CPU_ROUNDS} runs. Wake-ups = voluntary context switches.")
+NOTES+=("C: RSS from /proc; engine playing = largest of ${MEMORY_SECONDS} samples, one a second, 10-minute file in real time;")
+NOTES+=("   mpd playing = the same over 10 s. Target: engine playing <= idle + 20 MB.")
+NOTES+=("Ratio = engine / mpd (or / floor). Hypervisor steal during the run: ${steal_pct} % of all CPU time; ${elapsed} s in all.")
+
+{
+    printf 'bench-engine %s, commit %s, %s, %s cores\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
+        "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" \
+        "$({ [[ -n $MPD ]] && "$MPD" --version 2>/dev/null | head -n 1; } || echo 'no mpd')" "$(nproc)"
+    printf '%s\n' "figure|playerd engine median (min-max)|peer median (min-max)|ratio" "${ROWS[@]}" |
+        awk -F'|' '
+            { for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
+            END {
+                for (r = 1; r <= n; r++) {
+                    line = sprintf("%-" w[1] "s | %-" w[2] "s | %-" w[3] "s | %s", c[r, 1], c[r, 2], c[r, 3], c[r, 4])
+                    print line
+                    if (r == 1) { gsub(/./, "-", line); print line }
+                }
+            }'
+    printf '%s\n' "${NOTES[@]}"
+} | tee "$BENCH/bench-engine.txt"
