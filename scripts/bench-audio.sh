@@ -45,59 +45,11 @@ LONG_SECONDS=600
 SHORT_SECONDS=60
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$(pwd)
-BENCH="$ROOT/.bench"
+BENCH_NAME=bench-audio
+# shellcheck source=bench-common.sh
+source scripts/bench-common.sh
 PLAYFILE="$ROOT/.build/release/playfile"
-
-log() { printf '==> %s\n' "$*" >&2; }
-die() { printf 'bench-audio: %s\n' "$*" >&2; exit 1; }
-
-# --- leave no process behind ------------------------------------------------
-# Job control puts every background job in its own process group, so the trap
-# can kill a job together with anything it started. Commands run in the
-# background and the script waits for them, so that a signal is handled at
-# once rather than after a 60-second run.
-set -m
-TMP=$(mktemp -d)
-SCRATCH=()   # files to remove on exit
-cleanup() {
-    local rc=$? pids
-    trap - EXIT INT TERM HUP
-    pids=$(jobs -p)
-    if [[ -n $pids ]]; then
-        # shellcheck disable=SC2046 # one "-PGID" word per job
-        kill -TERM -- $(sed 's/^/-/' <<<"$pids") 2>/dev/null || true
-        { wait; } 2>/dev/null || true
-    fi
-    rm -rf "$TMP" "${SCRATCH[@]}"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
-# run CMD...: runs a command as a background job, waits for it, fails like it.
-run() {
-    "$@" &
-    wait "$!"
-}
-
-# --- tools ------------------------------------------------------------------
-missing=()
-for tool in mpg123 sox lame; do
-    command -v "$tool" >/dev/null || missing+=("$tool")
-done
-if ((${#missing[@]})); then
-    log "installing ${missing[*]}"
-    sudo=()
-    ((EUID == 0)) || sudo=(sudo)
-    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-fi
-if ! command -v swift >/dev/null && [[ -x /opt/swift/usr/bin/swift ]]; then
-    PATH="/opt/swift/usr/bin:$PATH"
-fi
+need_tools mpg123 sox lame
 command -v swift >/dev/null || die "swift not found"
 
 # --- build ------------------------------------------------------------------
@@ -110,85 +62,20 @@ fi
 [[ -x $PLAYFILE ]] || die "no $PLAYFILE after the build"
 
 # --- test audio -------------------------------------------------------------
-# make_wav SECONDS OUT.wav: two tones (220 Hz left, 330 Hz right), a C-major
-# chord and pink noise at low volume, mixed by sox with a fixed seed (-R).
-# The rate and channels come before -n so that synth runs at 44.1 kHz stereo.
-make_wav() {
-    local s=$1 out=$2 gen="sox -R -r 44100 -c 2 -n -p synth $1"
-    run sox -R -m \
-        -v 0.25 "|$gen sine 220 sine 330" \
-        -v 0.20 "|$gen sine 261.63 synth $s sine mix 329.63 synth $s sine mix 392" \
-        -v 0.08 "|$gen pinknoise" \
-        -b 16 "$out"
-}
-
 LONG_FILES=(
     "cbr320|$BENCH/ten-minutes-cbr320.mp3|-b 320"
     "cbr128|$BENCH/ten-minutes-cbr128.mp3|-b 128"
     "vbr-V2|$BENCH/ten-minutes-vbr-v2.mp3|-V 2"
 )
 SHORT_FILE="$BENCH/one-minute-cbr320.mp3"
-
-need_long=()
 for entry in "${LONG_FILES[@]}"; do
     IFS='|' read -r _ mp3 opts <<<"$entry"
-    [[ -s $mp3 ]] || need_long+=("$mp3|$opts")
+    # shellcheck disable=SC2086 # opts is a word list like "-b 320"
+    make_mp3 "$LONG_SECONDS" "$mp3" $opts
 done
-# Intermediate WAVs and MP3s being encoded (*.part, renamed when complete)
-# are scratch files: removed on exit, so that an interrupted run leaves no
-# truncated MP3 behind.
-if ((${#need_long[@]})); then
-    log "making ${LONG_SECONDS} s of test audio"
-    SCRATCH+=("$BENCH/ten-minutes.wav")
-    make_wav "$LONG_SECONDS" "$BENCH/ten-minutes.wav"
-    # Encode two at a time (2 cores); lame runs as the job itself, so the
-    # trap's kill reaches it and this script reaps it.
-    pids=()
-    for entry in "${need_long[@]}"; do
-        IFS='|' read -r mp3 opts <<<"$entry"
-        log "encoding ${mp3#"$ROOT/"} (lame $opts)"
-        SCRATCH+=("$mp3.part")
-        # shellcheck disable=SC2086 # opts is a word list like "-b 320"
-        lame --quiet --noreplaygain $opts "$BENCH/ten-minutes.wav" "$mp3.part" &
-        pids+=($!)
-        if ((${#pids[@]} == 2)); then
-            wait "${pids[0]}"
-            pids=("${pids[@]:1}")
-        fi
-    done
-    for pid in "${pids[@]}"; do wait "$pid"; done
-    for entry in "${need_long[@]}"; do
-        IFS='|' read -r mp3 _ <<<"$entry"
-        mv "$mp3.part" "$mp3"
-    done
-    rm -f "$BENCH/ten-minutes.wav"
-fi
-if [[ ! -s $SHORT_FILE ]]; then
-    log "making ${SHORT_SECONDS} s of test audio"
-    SCRATCH+=("$BENCH/one-minute.wav" "$SHORT_FILE.part")
-    make_wav "$SHORT_SECONDS" "$BENCH/one-minute.wav"
-    run lame --quiet --noreplaygain -b 320 "$BENCH/one-minute.wav" "$SHORT_FILE.part"
-    mv "$SHORT_FILE.part" "$SHORT_FILE"
-    rm -f "$BENCH/one-minute.wav"
-fi
+make_mp3 "$SHORT_SECONDS" "$SHORT_FILE" -b 320
 
 # --- helpers for measuring --------------------------------------------------
-# stats: reads numbers, one a line; prints "median min max".
-stats() {
-    sort -g | awk '{ v[NR] = $1 }
-        END {
-            if (NR == 0) exit 1
-            m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            print m, v[1], v[NR]
-        }'
-}
-
-# fmt FORMAT "median min max": prints "median (min-max)" in that format.
-fmt() {
-    local f=$1
-    awk -v f="$f" '{ printf f " (" f "-" f ")\n", $1, $2, $3 }' <<<"$2"
-}
-
 # calc EXPRESSION: awk arithmetic.
 calc() { awk "BEGIN { print $1 }"; }
 
@@ -199,16 +86,6 @@ wall_time() {
     run "$@" >/dev/null
     t1=$(date +%s%N)
     calc "($t1 - $t0) / 1e9"
-}
-
-# cpu_time CMD...: runs CMD with stdout discarded; prints "wall user sys"
-# (seconds, from bash's time keyword in a child shell).
-cpu_time() {
-    local out="$TMP/time.$RANDOM"
-    run bash -c 'out=$1; shift; TIMEFORMAT="%3R %3U %3S"
-        { time "$@" >/dev/null 2>&3 3>&-; } 3>&2 2>"$out"' _ "$out" "$@"
-    cat "$out"
-    rm -f "$out"
 }
 
 MPG123=(mpg123 -q -t)

@@ -70,60 +70,14 @@ SHORT_SECONDS=60
 LONG_SECONDS=600
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$(pwd)
-BENCH="$ROOT/.bench"
+BENCH_NAME=bench-engine
+# shellcheck source=bench-common.sh
+source scripts/bench-common.sh
 SHORT_NAME=one-minute-cbr320.mp3
 LONG_NAME=ten-minutes-cbr320.mp3
 SHORT_FILE="$BENCH/$SHORT_NAME"
 LONG_FILE="$BENCH/$LONG_NAME"
-
-log() { printf '==> %s\n' "$*" >&2; }
-die() { printf 'bench-engine: %s\n' "$*" >&2; exit 1; }
-
-# --- leave no process behind ------------------------------------------------
-# Job control puts every background job (engine-bench, mpd, lame) in its own
-# process group; the trap kills each group and waits for it.
-set -m
-TMP=$(mktemp -d)
-SCRATCH=()   # files to remove on exit
-cleanup() {
-    local rc=$? pids
-    trap - EXIT INT TERM HUP
-    pids=$(jobs -p)
-    if [[ -n $pids ]]; then
-        # shellcheck disable=SC2046 # one "-PGID" word per job
-        kill -TERM -- $(sed 's/^/-/' <<<"$pids") 2>/dev/null || true
-        { wait; } 2>/dev/null || true
-    fi
-    rm -rf "$TMP" "${SCRATCH[@]}"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
-# run CMD...: runs a command as a background job, waits for it, fails like it.
-run() {
-    "$@" &
-    wait "$!"
-}
-
-# --- tools ------------------------------------------------------------------
-missing=()
-for tool in mpg123 sox lame; do
-    command -v "$tool" >/dev/null || missing+=("$tool")
-done
-if ((${#missing[@]})); then
-    log "installing ${missing[*]}"
-    sudo=()
-    ((EUID == 0)) || sudo=(sudo)
-    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-fi
-if ! command -v swift >/dev/null && [[ -x /opt/swift/usr/bin/swift ]]; then
-    PATH="/opt/swift/usr/bin:$PATH"
-fi
+need_tools mpg123 sox lame
 
 # --- build ------------------------------------------------------------------
 mkdir -p "$BENCH"
@@ -140,50 +94,11 @@ else
     [[ -x $ENGINE_BENCH ]] || die "no $ENGINE_BENCH after the build"
 fi
 
-# --- test audio (the recipe of bench-audio.sh; keep the two in step) --------
-# make_wav SECONDS OUT.wav: two tones (220 Hz left, 330 Hz right), a C-major
-# chord and pink noise at low volume, mixed by sox with a fixed seed (-R).
-make_wav() {
-    local s=$1 out=$2 gen="sox -R -r 44100 -c 2 -n -p synth $1"
-    run sox -R -m \
-        -v 0.25 "|$gen sine 220 sine 330" \
-        -v 0.20 "|$gen sine 261.63 synth $s sine mix 329.63 synth $s sine mix 392" \
-        -v 0.08 "|$gen pinknoise" \
-        -b 16 "$out"
-}
-
-# make_mp3 SECONDS OUT.mp3: CBR 320, written to OUT.mp3.part and renamed when
-# complete, so that an interrupted run leaves no truncated MP3 behind.
-make_mp3() {
-    local seconds=$1 mp3=$2 wav="$TMP/audio.wav"
-    [[ -s $mp3 ]] && return
-    log "making ${seconds} s of test audio: ${mp3#"$ROOT/"}"
-    SCRATCH+=("$mp3.part")
-    make_wav "$seconds" "$wav"
-    run lame --quiet --noreplaygain -b 320 "$wav" "$mp3.part"
-    mv "$mp3.part" "$mp3"
-    rm -f "$wav"
-}
-make_mp3 "$SHORT_SECONDS" "$SHORT_FILE"
-make_mp3 "$LONG_SECONDS" "$LONG_FILE"
+# --- test audio -------------------------------------------------------------
+make_mp3 "$SHORT_SECONDS" "$SHORT_FILE" -b 320
+make_mp3 "$LONG_SECONDS" "$LONG_FILE" -b 320
 
 # --- helpers ----------------------------------------------------------------
-# stats: reads numbers, one a line; prints "median min max".
-stats() {
-    sort -g | awk '{ v[NR] = $1 }
-        END {
-            if (NR == 0) exit 1
-            m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            print m, v[1], v[NR]
-        }'
-}
-
-# fmt FORMAT "median min max": prints "median (min-max)" in that format.
-fmt() {
-    local f=$1
-    awk -v f="$f" '{ printf f " (" f "-" f ")\n", $1, $2, $3 }' <<<"$2"
-}
-
 # ratio A B: A / B with two decimals, or "-" when either is missing or B is 0.
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN {
@@ -194,16 +109,6 @@ ratio() {
 field() {
     awk -v key="$2" -v n="$3" 'index($0, key " ") == 1 { v = $n } END { print (v == "" ? "-" : v) }' "$1" 2>/dev/null ||
         echo -
-}
-
-# cpu_time CMD...: runs CMD with stdout discarded; prints "wall user sys"
-# (seconds, from bash's time keyword in a child shell).
-cpu_time() {
-    local out="$TMP/time.$RANDOM"
-    run bash -c 'out=$1; shift; TIMEFORMAT="%3R %3U %3S"
-        { time "$@" >/dev/null 2>&3 3>&-; } 3>&2 2>"$out"' _ "$out" "$@"
-    cat "$out"
-    rm -f "$out"
 }
 
 # steal: the CPU time stolen by the hypervisor and the total, in ticks.
