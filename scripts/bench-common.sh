@@ -42,7 +42,7 @@ run() {
 need_tools() {
     local missing=() tool sudo=()
     for tool in "$@"; do
-        command -v "$tool" >/dev/null || missing+=("$tool")
+        type -P "$tool" >/dev/null || missing+=("$tool")  # -P: a keyword (time) does not count
     done
     ((${#missing[@]})) || return 0
     log "installing ${missing[*]}"

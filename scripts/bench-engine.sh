@@ -77,7 +77,7 @@ SHORT_NAME=one-minute-cbr320.mp3
 LONG_NAME=ten-minutes-cbr320.mp3
 SHORT_FILE="$BENCH/$SHORT_NAME"
 LONG_FILE="$BENCH/$LONG_NAME"
-need_tools mpg123 sox lame
+need_tools mpg123 sox lame pv time
 
 # --- build ------------------------------------------------------------------
 mkdir -p "$BENCH"
@@ -200,7 +200,14 @@ if [[ -n $MPD ]]; then
         >"$TMP/mpd-usage" 2>"$TMP/mpd-usage.err" &
     peer_job=$!
 fi
+# mpg123 paced too: its PCM goes through pv, which lets it through at the real-time byte rate
+# (44100 Hz x 2 channels x 2 bytes), so mpg123 blocks on the pipe as it would on a sound card.
+# GNU time measures mpg123 alone, not pv.
+( /usr/bin/time -f "%e %U %S" -o "$TMP/mpg123-paced" mpg123 -q -s "$SHORT_FILE" |
+    pv -q -L 176400 >/dev/null ) &
+paced_job=$!
 run "$ENGINE_BENCH" cpu "$SHORT_FILE" >"$TMP/cpu"
+wait "$paced_job"
 if [[ -n $MPD ]]; then
     log "C: mpd memory (10 s of the 10-minute file)"
     wait "$peer_job" || mpd_failed "CPU and memory ($(cat "$TMP/mpd-usage.err"))"
@@ -235,6 +242,8 @@ read -r cpu_mine wake_mine wall_mine underruns < <(cpu_figures "$TMP/cpu" || tru
 read -r cpu_peer wake_peer _ _ < <(cpu_figures "$TMP/mpd-usage" || true) || true
 cpu_mine=${cpu_mine:--} cpu_peer=${cpu_peer:--} wake_mine=${wake_mine:--} wake_peer=${wake_peer:--}
 ROWS+=("B playback CPU, % of a core|$cpu_mine|$cpu_peer|$(ratio "$cpu_mine" "$cpu_peer")")
+paced_mpg123=$(awk '{ printf "%.3f\n", 100 * ($2 + $3) / $1 }' "$TMP/mpg123-paced")
+ROWS+=("B playback CPU vs mpg123 paced, %|$cpu_mine|$paced_mpg123|$(ratio "$cpu_mine" "$paced_mpg123")")
 ROWS+=("B playback CPU vs decode floor, %|$cpu_mine|$(fmt %.3f "$floor")|$(ratio "$cpu_mine" "${floor%% *}")")
 ROWS+=("B wake-ups per second|$wake_mine|$wake_peer|$(ratio "$wake_mine" "$wake_peer")")
 
@@ -258,6 +267,7 @@ NOTES+=("   Target p99 <= 20 ms.")
 NOTES+=("B: engine = getrusage over playing the 1-minute file to its end (wall ${wall_mine:--} s, ${underruns:--} underruns);")
 NOTES+=("   mpd = /proc/PID/stat over ${PEER_SECONDS} s of steady playback on its null output (sync yes), at the same time.")
 NOTES+=("   Decode floor = mpg123 -q -t CPU time / 60 s of audio, ${CPU_ROUNDS} runs. Wake-ups = voluntary context switches.")
+NOTES+=("   mpg123 paced = mpg123 -s piped through pv -L 176400 (real-time rate), at the same time; GNU time, 10 ms resolution.")
 NOTES+=("C: RSS from /proc; engine playing = largest of ${MEMORY_SECONDS} samples, one a second, 10-minute file in real time;")
 NOTES+=("   mpd playing = the same over 10 s. Target: engine playing <= idle + 20 MB.")
 NOTES+=("Ratio = engine / mpd (or / floor). Hypervisor steal during the run: ${steal_pct} % of all CPU time; ${elapsed} s in all.")
