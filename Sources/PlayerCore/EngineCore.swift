@@ -25,6 +25,8 @@ final class EngineCore {
     private var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
     private var periodFrames = 0
     private var seekCount = 0
+    /// When the last status sample was published (engine clock).
+    private var publishedAt: Int64 = 0
     private var running = true
     /// The thread refills the output once its free room reaches `capacity >> refillShift`: half the
     /// buffer at first. Each underrun (the thread was held up longer than the queued half lasted) halves
@@ -176,7 +178,11 @@ final class EngineCore {
             self.report(.outputFailed(message: error.description))
             return
         }
-        self.publish()
+        // While the song simply plays on, readers extrapolate the position from the last sample, so a
+        // fresh one ten times a second is plenty; every change of state is published at once elsewhere.
+        if self.configuration.clock.now() - self.publishedAt >= Self.playingPublishInterval {
+            self.publish()
+        }
     }
 
     private func report(_ event: EngineEvent) {
@@ -281,8 +287,13 @@ final class EngineCore {
 
     // MARK: - Status
 
+    /// How often a status sample is published while playing with nothing else changing.
+    static let playingPublishInterval: Int64 = 100_000_000
+
     private func publish() {
-        var status = Self.status(of: self.context, at: self.configuration.clock.now())
+        let now = self.configuration.clock.now()
+        self.publishedAt = now
+        var status = Self.status(of: self.context, at: now)
         status.seekCount = self.seekCount
         if let decoder = self.decoder, status.format != nil {
             status.heardFrames = self.heardFrames()
