@@ -162,19 +162,5 @@ NOTES+=("   paced CPU = playfile --output null (user+sys) / wall, ${PACED_RUNS} 
 NOTES+=("   mpg123 column = its decode-only CPU as % of the audio (the floor); ratio = playfile / mpg123; target < 1 %.")
 
 # --- table ------------------------------------------------------------------
-{
-    printf 'bench-audio %s, commit %s, %s, %s cores\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
-        "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" \
-        "$(mpg123 --version 2>/dev/null | head -n 1)" "$(nproc)"
-    printf '%s\n' "figure|playfile median (min-max)|mpg123 median (min-max)|ratio" "${ROWS[@]}" |
-        awk -F'|' '
-            { for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
-            END {
-                for (r = 1; r <= n; r++) {
-                    line = sprintf("%-" w[1] "s | %-" w[2] "s | %-" w[3] "s | %s", c[r, 1], c[r, 2], c[r, 3], c[r, 4])
-                    print line
-                    if (r == 1) { gsub(/./, "-", line); print line }
-                }
-            }'
-    printf '%s\n' "${NOTES[@]}"
-} | tee "$BENCH/bench-audio.txt"
+print_table "$(mpg123 --version 2>/dev/null | head -n 1)" \
+    "figure|playfile median (min-max)|mpg123 median (min-max)|ratio"

@@ -109,3 +109,24 @@ cpu_time() {
     cat "$out"
     rm -f "$out"
 }
+
+# print_table PEER-VERSION HEADER: the report: a title line, then ROWS ("figure|mine|peer|ratio")
+# under HEADER as aligned columns, then NOTES; also written to .bench/$BENCH_NAME.txt.
+print_table() {
+    local peer=$1 header=$2
+    {
+        printf '%s %s, commit %s, %s, %s cores\n' "$BENCH_NAME" "$(date -u +%Y-%m-%dT%H:%MZ)" \
+            "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" "$peer" "$(nproc)"
+        printf '%s\n' "$header" "${ROWS[@]}" |
+            awk -F'|' '
+                { for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
+                END {
+                    for (r = 1; r <= n; r++) {
+                        line = sprintf("%-" w[1] "s | %-" w[2] "s | %-" w[3] "s | %s", c[r, 1], c[r, 2], c[r, 3], c[r, 4])
+                        print line
+                        if (r == 1) { gsub(/./, "-", line); print line }
+                    }
+                }'
+        printf '%s\n' "${NOTES[@]}"
+    } | tee "$BENCH/$BENCH_NAME.txt"
+}

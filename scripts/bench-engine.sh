@@ -272,19 +272,5 @@ NOTES+=("C: RSS from /proc; engine playing = largest of ${MEMORY_SECONDS} sample
 NOTES+=("   mpd playing = the same over 10 s. Target: engine playing <= idle + 20 MB.")
 NOTES+=("Ratio = engine / mpd (or / floor). Hypervisor steal during the run: ${steal_pct} % of all CPU time; ${elapsed} s in all.")
 
-{
-    printf 'bench-engine %s, commit %s, %s, %s cores\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
-        "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" \
-        "$({ [[ -n $MPD ]] && "$MPD" --version 2>/dev/null | head -n 1; } || echo 'no mpd')" "$(nproc)"
-    printf '%s\n' "figure|playerd engine median (min-max)|peer median (min-max)|ratio" "${ROWS[@]}" |
-        awk -F'|' '
-            { for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
-            END {
-                for (r = 1; r <= n; r++) {
-                    line = sprintf("%-" w[1] "s | %-" w[2] "s | %-" w[3] "s | %s", c[r, 1], c[r, 2], c[r, 3], c[r, 4])
-                    print line
-                    if (r == 1) { gsub(/./, "-", line); print line }
-                }
-            }'
-    printf '%s\n' "${NOTES[@]}"
-} | tee "$BENCH/bench-engine.txt"
+print_table "$({ [[ -n $MPD ]] && "$MPD" --version 2>/dev/null | head -n 1; } || echo 'no mpd')" \
+    "figure|playerd engine median (min-max)|peer median (min-max)|ratio"
