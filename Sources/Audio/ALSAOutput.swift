@@ -29,7 +29,10 @@ public final class ALSAOutput: AudioOutput {
     private var pausedByDrop = false
 
     /// Creates a closed output for `device`; nothing is opened until `open(format:)`.
-    public init(device: String = "default", configuration: String? = nil, bufferMicroseconds: UInt32 = 300_000) {
+    public init(
+        device: String = "default", configuration: String? = nil,
+        bufferMicroseconds: UInt32 = UInt32(defaultDeviceBufferNanoseconds / 1000)
+    ) {
         self.device = device
         self.configuration = configuration
         self.bufferMicroseconds = bufferMicroseconds

@@ -7,6 +7,14 @@
 ///
 /// An output belongs to one thread (the audio thread): it is not `Sendable`. Calls other than
 /// `open(format:)` and `close()` need an open output and throw `OutputError.notOpen` otherwise.
+/// How much audio a device buffers by default, for ALSA and for the paced null output that stands in
+/// for it: half a second, MPD's `buffer_time`. The engine refills the buffer when half of it has
+/// drained, so the larger the buffer, the fewer times a second the audio thread wakes and the warmer
+/// the decoder's caches are when it does (measured: 200 ms cost 0.27 % of a core, 500 ms 0.23 %).
+/// Commands are not delayed by it (play, pause, seek and stop drop what is queued); a volume change
+/// is heard once the audio already queued has played, as with MPD's software mixer.
+public let defaultDeviceBufferNanoseconds: Int64 = 500_000_000
+
 public protocol AudioOutput: AnyObject {
     /// The output as its spec names it, e.g. `alsa:default`, `null`, `wav:/tmp/out.wav`.
     var name: String { get }

@@ -18,7 +18,10 @@ public final class NullOutput: AudioOutput {
     private var pausedPlayed: Int?
 
     /// Creates a null output; `paced` picks real-time pacing, `bufferNanoseconds` the emulated buffer.
-    public init(paced: Bool, clock: any PacingClock = MonotonicClock(), bufferNanoseconds: Int64 = 200_000_000) {
+    public init(
+        paced: Bool, clock: any PacingClock = MonotonicClock(),
+        bufferNanoseconds: Int64 = defaultDeviceBufferNanoseconds
+    ) {
         self.isPaced = paced
         self.clock = clock
         self.bufferNanoseconds = bufferNanoseconds
