@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh build
-swift build -c release --product playerd
-swift build -c release --product playerctl
+swift build -c release --static-swift-stdlib --product playerd
+swift build -c release --static-swift-stdlib --product playerctl
 bin=.build/release
 
 output=alsa

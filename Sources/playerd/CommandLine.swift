@@ -1,0 +1,144 @@
+// playerd's command line. A daemon parses its arguments once, at start, and then runs for weeks, so
+// this is a small table and a loop rather than swift-argument-parser: that library's reflection-based
+// parsing pulled about 1.3 MB of code pages into the daemon's resident memory for good (measured with
+// /proc/PID/pagemap), a tenth of the idle daemon. playerctl, a short-lived client, keeps using it.
+
+import Audio
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One option: `--name VALUE` (or `--name=VALUE`), or a flag `--name`, and the environment variable
+/// that sets it when the command line does not.
+struct OptionSpec {
+    let name: String
+    /// The value's placeholder in the help, or nil for a flag.
+    let value: String?
+    let environment: String
+    let help: String
+}
+
+/// What the command line and the environment asked for; nil where neither said anything.
+struct CommandLineOptions {
+    static let specs = [
+        OptionSpec(name: "socket", value: "path", environment: "PLAYERD_SOCKET", help: "The control socket."),
+        OptionSpec(
+            name: "socket-mode", value: "mode", environment: "PLAYERD_SOCKET_MODE",
+            help: "The socket file's mode, in octal (default 600)."),
+        OptionSpec(
+            name: "output", value: "output", environment: "PLAYERD_OUTPUT", help: "Where to play (default alsa)."),
+        OptionSpec(
+            name: "music-dir", value: "path", environment: "PLAYERD_MUSIC_DIR",
+            help: "Where relative paths in `add` resolve."),
+        OptionSpec(
+            name: "state-file", value: "path", environment: "PLAYERD_STATE_FILE",
+            help: "The state file: queue, position, modes; `none` keeps no state."),
+        OptionSpec(
+            name: "max-clients", value: "count", environment: "PLAYERD_MAX_CLIENTS",
+            help: "Clients connected at once (default 64)."),
+        OptionSpec(
+            name: "release-on-pause", value: nil, environment: "PLAYERD_RELEASE_ON_PAUSE",
+            help: "Release the sound device while paused (env value 1)."),
+        OptionSpec(
+            name: "resume-playing", value: nil, environment: "PLAYERD_RESUME",
+            help: "Start playing a saved state that was playing, instead of paused at its position (env value 1)."),
+        OptionSpec(
+            name: "log-level", value: "level", environment: "PLAYERD_LOG_LEVEL",
+            help: "trace, debug, info, notice, warning, error or critical (default info)."),
+    ]
+
+    private var values: [String: String] = [:]
+    private(set) var wantsHelp = false
+
+    /// Reads `arguments` (without the program name), then fills what they left out from `environment`.
+    init(arguments: [String], environment: Environment) throws(UsageError) {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "-h" || argument == "--help" {
+                self.wantsHelp = true
+                continue
+            }
+            guard argument.hasPrefix("--") else {
+                throw UsageError("unexpected argument '\(argument)'")
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard let spec = Self.specs.first(where: { $0.name == name }) else {
+                throw UsageError("unknown option '--\(name)'")
+            }
+            if spec.value == nil {
+                guard inlineValue == nil else { throw UsageError("'--\(name)' takes no value") }
+                self.values[name] = "1"
+            } else if let inlineValue {
+                self.values[name] = inlineValue
+            } else {
+                guard index < arguments.count else { throw UsageError("missing value for '--\(name)'") }
+                self.values[name] = arguments[index]
+                index += 1
+            }
+        }
+        for spec in Self.specs where self.values[spec.name] == nil {
+            if let value = environment[spec.environment] {
+                self.values[spec.name] = value
+            }
+        }
+    }
+
+    subscript(name: String) -> String? { self.values[name] }
+
+    /// A flag set on the command line, or by its environment variable set to 1.
+    func flag(_ name: String) -> Bool { self.values[name] == "1" }
+
+    static var help: String {
+        var text = """
+            OVERVIEW: The playerd music daemon: plays MP3 through ALSA, controlled over an MPD-protocol socket.
+
+            Every option can also be set through its environment variable, which the command line overrides.
+            Outputs: \(OutputSpec.validForms).
+
+            USAGE: playerd [options]
+
+            OPTIONS:
+
+            """
+        for spec in Self.specs {
+            let left = "  --\(spec.name)" + (spec.value.map { " <\($0)>" } ?? "")
+            text += left + "\n      " + spec.help.dropLast() + " (env " + spec.environment + ").\n"
+        }
+        text += "  -h, --help\n      Show this help.\n"
+        return text
+    }
+}
+
+/// A command line that cannot be used as given; playerd prints it with a hint and exits 64.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The process environment, read once.
+struct Environment {
+    private let values: [String: String]
+
+    init() {
+        var values: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                values[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        self.values = values
+    }
+
+    subscript(name: String) -> String? { self.values[name] }
+}
