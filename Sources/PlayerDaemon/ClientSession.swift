@@ -230,6 +230,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 self.output.writeBytes(call.response.bytes)
                 if okMode { self.write("list_OK\n") }
                 index += 1
+            case .deferred where isList && request.name == "add":
+                self.runAdds(entries, okMode: okMode, from: index)
+                return
             case .deferred(let handler):
                 self.busy = true
                 let service = self.service
@@ -262,6 +265,38 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         self.write("OK\n")
+    }
+
+    /// Runs the `add`s of a command list from `index` up to the next other command in one go (see
+    /// `Commands.addAll`), then the rest of the list.
+    private func runAdds(_ entries: [CommandListParser.Entry], okMode: Bool, from index: Int) {
+        var calls: [CommandCall] = []
+        var requests: [Request] = []
+        for entry in entries[index...] {
+            guard case .success(let request) = entry, request.name == "add",
+                (try? Commands.table.lookup(request, listIndex: index + calls.count)) != nil
+            else { break }
+            calls.append(CommandCall(name: request.name, arguments: request.arguments, session: self.settings))
+            requests.append(request)
+        }
+        self.busy = true
+        let service = self.service
+        let sentCalls = calls
+        let promise = self.context!.eventLoop.makePromise(of: (added: Int, failure: Ack?).self)
+        promise.completeWithTask { await Commands.addAll(service, sentCalls) }
+        promise.futureResult.assumeIsolated().whenSuccess { [self] result in
+            self.busy = false
+            guard !self.closing else { return }
+            if okMode {
+                for _ in 0..<result.added { self.write("list_OK\n") }
+            }
+            if let failure = result.failure {
+                self.fail(Self.named(failure, requests[result.added], index + result.added))
+            } else {
+                self.run(entries, okMode: okMode, isList: true, from: index + calls.count)
+            }
+            self.pump()
+        }
     }
 
     /// An ACK from a handler, naming its command (argument parsers do not know it) at its list index.

@@ -268,6 +268,50 @@ enum Commands {
         return call
     }
 
+    /// Consecutive `add`s of one command list, run as one edit of the queue: their URIs are resolved in
+    /// order until one fails, and what resolved is queued in a single visit to the audio thread, as the
+    /// adds one at a time would have queued it. A list of 1,000 adds costs one trip instead of 1,000
+    /// (100,000 adds took 4.5 s one trip each). Returns how many adds succeeded and the first failure;
+    /// the ones before it stay done, as in MPD.
+    static func addAll(_ service: PlayerService, _ calls: [CommandCall]) async -> (added: Int, failure: Ack?) {
+        var items: [(paths: [String], position: Int?)] = []
+        var failure: Ack?
+        for call in calls {
+            do throws(Ack) {
+                let paths = try service.resolve(call.argument(0), for: call.session, command: call.name)
+                let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
+                items.append((paths, position))
+            } catch {
+                failure = error
+                break
+            }
+        }
+        guard !items.isEmpty else { return (0, failure) }
+        let batch = items
+        let added: Int
+        let queueFailure: String?
+        do throws(PlayerError) {
+            (added, queueFailure) = try await service.engine.withContext { context throws(PlayerError) in
+                try context.editQueue("add") { queue throws(QueueError) in
+                    for (done, item) in batch.enumerated() {
+                        do throws(QueueError) {
+                            try queue.add(item.paths, at: item.position)
+                        } catch {
+                            return (done, error.description)
+                        }
+                    }
+                    return (batch.count, nil)
+                }
+            }
+        } catch {
+            return (0, Ack(error, command: "add"))
+        }
+        if let queueFailure {
+            return (added, Ack(PlayerError.queue(request: "add", detail: queueFailure), command: "add"))
+        }
+        return (added, failure)
+    }
+
     private static func addID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let paths = try service.resolve(call.argument(0), for: call.session, command: call.name)
         guard paths.count == 1 else {

@@ -55,7 +55,7 @@ public final class PlayerService: Sendable {
             }
             // A relative path names something inside the music directory; `..` would leave it and skip
             // the access check absolute paths get.
-            guard !path.split(separator: "/").contains("..") else {
+            guard !QueueLoader.climbsUp(path) else {
                 throw Ack(.noExist, "\(uri): no such file in the music directory", command: command)
             }
             path = musicDirectory + "/" + path
