@@ -1,158 +1,101 @@
 // Measures an MPD-protocol daemon from the outside, the same way for playerd and for mpd:
-//   daemon-bench start SOCKET -- COMMAND...   start COMMAND, time until SOCKET answers the greeting,
-//                                             then report the process's RSS once it has settled
-//   daemon-bench roundtrip SOCKET N           N sequential `status` requests on one connection
-// Results are printed as `key value` lines for scripts/bench-daemon.sh to collect.
+//   daemon-bench start SOCKET -- COMMAND...           start COMMAND, time until SOCKET answers the
+//                                                     greeting, then report its RSS once it has settled
+//   daemon-bench roundtrip SOCKET N                   N sequential `status` requests on one connection
+//   daemon-bench fill SOCKET COUNT URI [BATCH]        clear the queue, then add URI COUNT times in
+//                                                     command lists of BATCH adds (default 1000)
+//   daemon-bench clients SOCKET COUNT PID REQUESTS    the daemon's RSS growth with COUNT idle clients,
+//                                                     and REQUESTS `status` round trips beside them
+//   daemon-bench rss PID                              a process's resident memory, now
+// Results are printed as `key value` lines on stdout for scripts (scripts/bench-daemon.sh) to collect;
+// a failure is one `daemon-bench: ...` line on stderr and exit status 1.
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-func monotonicNanoseconds() -> Int64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+/// One mode of `daemon-bench`: its name on the command line, its usage line, and the measurement.
+protocol BenchCommand {
+    /// The first argument that selects this mode.
+    static var name: String { get }
+    /// The whole command line this mode takes, shown when the arguments do not fit.
+    static var usage: String { get }
+    /// Runs the measurement with the arguments after the mode's name, printing `key value` lines.
+    static func run(_ arguments: [String]) throws(BenchFailure)
 }
 
+/// Why a measurement stopped; printed on stderr, and the exit status is 1.
+enum BenchFailure: Error, CustomStringConvertible {
+    /// The arguments do not fit the mode; the payload is the mode's usage line.
+    case usage(String)
+    /// A C call failed.
+    case system(SystemCallError)
+    /// The daemon refused, closed, timed out or answered something the measurement cannot use.
+    case daemon(String)
+
+    var description: String {
+        switch self {
+        case .usage(let line): "usage: \(line)"
+        case .system(let error): error.description
+        case .daemon(let message): message
+        }
+    }
+}
+
+@main
+enum DaemonBench {
+    /// Every mode, in the order the usage text lists them.
+    static var commands: [any BenchCommand.Type] {
+        [StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self]
+    }
+
+    static func main() {
+        // A thousand client sockets do not fit the usual soft limit of 1024 descriptors.
+        do throws(SystemCallError) {
+            try raiseOpenFileLimit()
+        } catch {
+            warn("cannot raise the open-file limit: \(error)")
+        }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard let name = arguments.first, let command = self.commands.first(where: { $0.name == name }) else {
+            fail("usage:\n" + self.commands.map { "  \($0.usage)" }.joined(separator: "\n"))
+        }
+        do throws(BenchFailure) {
+            try command.run(Array(arguments.dropFirst()))
+        } catch {
+            fail(error.description)
+        }
+    }
+}
+
+/// Prints `message` on stderr as daemon-bench's and exits with status 1.
 func fail(_ message: String) -> Never {
-    var line = "daemon-bench: \(message)\n"
-    line.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    warn(message)
     exit(1)
 }
 
-/// A blocking Unix-socket connection that reads whole answers (up to `OK` or `ACK`).
-struct Connection {
-    let descriptor: Int32
-    private var buffer = [UInt8](repeating: 0, count: 65536)
-
-    init?(path: String) {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes.prefix($0.count - 1)) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            return nil
-        }
-        self.descriptor = descriptor
-    }
-
-    /// Reads until the answer's last line (`OK...`, `ACK ...`) has arrived.
-    mutating func readAnswer() -> Bool {
-        var tail: [UInt8] = []
-        while true {
-            let count = self.buffer.withUnsafeMutableBytes { read(self.descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { return false }
-            tail += self.buffer[0..<count]
-            if tail.last == 0x0A {
-                // The answer ends with a line starting OK or ACK.
-                let lines = tail.split(separator: 0x0A)
-                if let last = lines.last, last.starts(with: Array("OK".utf8)) || last.starts(with: Array("ACK".utf8)) {
-                    return true
-                }
-            }
-            if tail.count > 1 << 20 { tail.removeFirst(tail.count - 4096) }
-        }
-    }
-
-    func send(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let sent = write(self.descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if sent <= 0 { fail("write failed: \(String(cString: strerror(errno)))") }
-                offset += sent
-            }
-        }
-    }
+/// Prints `message` on stderr as daemon-bench's; stdout stays for the figures.
+func warn(_ message: String) {
+    var line = "daemon-bench: \(message)\n"
+    line.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
-func residentKilobytes(of pid: pid_t) -> Int? {
-    guard let file = fopen("/proc/\(pid)/status", "r") else { return nil }
-    defer { fclose(file) }
-    var line = [CChar](repeating: 0, count: 512)
-    while fgets(&line, Int32(line.count), file) != nil {
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix("VmRSS:") {
-            return Int(text.split(separator: " ").dropFirst().first ?? "")
-        }
+/// Reads a whole-number argument, or explains which one is wrong.
+func integerArgument(_ text: String, named name: String, atLeast minimum: Int, usage: String) throws(BenchFailure)
+    -> Int
+{
+    guard let value = Int(text), value >= minimum else {
+        throw .usage("\(usage)\n  \(name) must be a whole number of at least \(minimum), not '\(text)'")
     }
-    return nil
+    return value
 }
 
-func percentile(_ sorted: [Int64], _ fraction: Double) -> Int64 {
-    sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-}
-
-let arguments = CommandLine.arguments
-guard arguments.count >= 3 else {
-    fail("usage: daemon-bench start SOCKET -- COMMAND... | daemon-bench roundtrip SOCKET N")
-}
-let socketPath = arguments[2]
-switch arguments[1] {
-case "start":
-    guard let separator = arguments.firstIndex(of: "--"), separator + 1 < arguments.count else {
-        fail("start needs -- COMMAND")
-    }
-    let command = Array(arguments[(separator + 1)...])
-    let started = monotonicNanoseconds()
-    var pid: pid_t = 0
-    var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-    // The daemon must not hold our stdout: a script reading it through $(...) would wait for the
-    // daemon to exit. Its output goes to /dev/null.
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    guard posix_spawn(&pid, command[0], &actions, nil, &argv, environ) == 0 else {
-        fail("cannot start \(command[0])")
-    }
-    var ready: Int64?
-    while monotonicNanoseconds() - started < 20_000_000_000 {
-        if var connection = Connection(path: socketPath) {
-            if connection.readAnswer() {
-                ready = monotonicNanoseconds() - started
-                close(connection.descriptor)
-                break
-            }
-            close(connection.descriptor)
-        }
-        usleep(200)
-    }
-    guard let ready else { fail("\(command[0]) did not answer on \(socketPath) within 20 s") }
-    print("start_to_ready_ms \(Double(ready) / 1e6)")
-    usleep(1_000_000)  // let start-up allocations settle
-    print("idle_rss_kb \(residentKilobytes(of: pid) ?? -1)")
-    print("pid \(pid)")
-case "roundtrip":
-    guard arguments.count >= 4, let count = Int(arguments[3]), count > 0 else { fail("roundtrip needs N") }
-    guard var connection = Connection(path: socketPath) else { fail("cannot connect to \(socketPath)") }
-    guard connection.readAnswer() else { fail("no greeting") }
-    for _ in 0..<200 {  // warm-up
-        connection.send("status\n")
-        _ = connection.readAnswer()
-    }
-    var samples: [Int64] = []
-    samples.reserveCapacity(count)
-    for _ in 0..<count {
-        let start = monotonicNanoseconds()
-        connection.send("status\n")
-        guard connection.readAnswer() else { fail("the connection closed") }
-        samples.append(monotonicNanoseconds() - start)
-    }
-    samples.sort()
-    print("roundtrip_p50_us \(Double(percentile(samples, 0.50)) / 1000)")
-    print("roundtrip_p99_us \(Double(percentile(samples, 0.99)) / 1000)")
-    print("roundtrip_max_us \(Double(samples.last!) / 1000)")
-default:
-    fail("unknown mode \(arguments[1])")
+/// Raises this process's soft limit on open files to its hard limit.
+func raiseOpenFileLimit() throws(SystemCallError) {
+    var limit = rlimit()
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    try check("getrlimit", getrlimit(resource, &limit))
+    guard limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    try check("setrlimit", setrlimit(resource, &limit))
 }

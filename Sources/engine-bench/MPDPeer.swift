@@ -107,22 +107,26 @@ final class MPDConnection {
     }
 }
 
-/// Reads mpd's fifo output on its own thread as fast as it fills, noting when bytes arrive.
+/// Reads a daemon's fifo output on its own thread as fast as it fills, noting when bytes arrive. A
+/// burst of bytes after 50 ms of silence may begin with a header (playerd's WAV output writes 44 bytes
+/// when it opens): the first `headerBytes` of each burst are not audio and fire nothing.
 final class FifoWatcher: Sendable {
     private let descriptor: Int32
     private let probe: Probe
+    private let headerBytes: Int
     private let lastArrival = Atomic<Int64>(0)
     private let stopping = Atomic<Bool>(false)
     private let thread = Mutex<pthread_t?>(nil)
 
     /// Opens the fifo (without waiting for a writer) and starts reading it.
-    init(path: String, probe: Probe) throws(PeerError) {
+    init(path: String, probe: Probe, headerBytes: Int = 0) throws(PeerError) {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw PeerError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         self.descriptor = descriptor
         self.probe = probe
+        self.headerBytes = headerBytes
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(
@@ -150,13 +154,20 @@ final class FifoWatcher: Sendable {
     private func readUntilStopped() {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+        var burstBytes = 0
         while !self.stopping.load(ordering: .acquiring) {
             guard poll(&poller, 1, 50) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { read(self.descriptor, $0.baseAddress, $0.count) }
             if count > 0 {
                 let now = monotonic.now()
+                if now - self.lastArrival.load(ordering: .acquiring) > 50_000_000 {
+                    burstBytes = 0
+                }
+                burstBytes += count
                 self.lastArrival.store(now, ordering: .releasing)
-                self.probe.note(.write, at: now)
+                if burstBytes > self.headerBytes {
+                    self.probe.note(.write, at: now)
+                }
             } else if count == 0 {
                 // No writer holds the fifo open: poll would report a hang-up at once, again and again.
                 usleep(5000)
@@ -194,10 +205,12 @@ func queueOnly(_ song: String, on mpd: MPDConnection) async throws {
 /// mpd's command-to-effect times on its fifo output: `play` on a stopped mpd to the first byte,
 /// `pause` while playing to its reply or the last byte, whichever comes later. Prints
 /// `latency play ...` and `latency pause ...` lines.
-func measurePeerLatency(socket: String, fifo: String, song: String, iterations: Int) async throws {
+func measurePeerLatency(
+    socket: String, fifo: String, song: String, iterations: Int, headerBytes: Int = 0
+) async throws {
     let mpd = try MPDConnection(path: socket)
     let probe = Probe()
-    let watcher = try FifoWatcher(path: fifo, probe: probe)
+    let watcher = try FifoWatcher(path: fifo, probe: probe, headerBytes: headerBytes)
     defer { watcher.stop() }
     try await queueOnly(song, on: mpd)
     try mpd.command("single 0")

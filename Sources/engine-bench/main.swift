@@ -12,6 +12,9 @@ let usage = """
            engine-bench memory FILE [SECONDS]         RSS idle, playing in real time, playing unpaced (kB)
            engine-bench mpd-latency SOCKET FIFO SONG [ITERATIONS]
                                                       mpd's play/pause to effect on its fifo output (ms)
+           engine-bench daemon-latency SOCKET FIFO SONG ITERATIONS HEADER_BYTES
+                                                      the same for any MPD-protocol daemon whose output
+                                                      writes HEADER_BYTES before the audio (playerd wav:)
            engine-bench mpd-usage SOCKET PID SONG SECONDS LONG_SONG
                                                       mpd's CPU playing SONG, RSS idle and playing LONG_SONG
     """
@@ -40,6 +43,10 @@ do {
     case "mpd-latency":
         try await measurePeerLatency(
             socket: argument(2), fifo: argument(3), song: argument(4), iterations: number(5, fallback: 200))
+    case "daemon-latency":
+        try await measurePeerLatency(
+            socket: argument(2), fifo: argument(3), song: argument(4), iterations: number(5),
+            headerBytes: Int(argument(6)) ?? 0)
     case "mpd-usage":
         try await measurePeerUsage(
             socket: argument(2), pid: argument(3), song: argument(4), seconds: number(5), longSong: argument(6))
