@@ -143,13 +143,19 @@ public struct ResponseWriter: Sendable {
         if value < 0 {
             self.bytes.append(ASCII.minus)
         }
-        var magnitude = value.magnitude
-        let start = self.bytes.count
-        repeat {
-            self.bytes.append(ASCII.zero + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        self.bytes[start...].reverse()
+        // Digits from the most significant down, from a fixed-size scratch buffer: reversing a slice of
+        // `bytes` in place copied it first (one allocation per number of two digits or more).
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var magnitude = value.magnitude
+            var index = scratch.count
+            repeat {
+                index -= 1
+                scratch[index] = ASCII.zero + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            self.bytes.append(contentsOf: scratch[index...])
+        }
     }
 
     // A value that is not finite prints as 0.000: clients parse this field as a number, and `nan`
