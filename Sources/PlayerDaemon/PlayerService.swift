@@ -116,50 +116,10 @@ public final class PlayerService: Sendable {
 
     /// Writes MPD's `status` answer.
     func writeStatus(_ status: PlayerStatus, to response: inout ResponseWriter) {
-        let now = self.engine.now()
-        response.field("volume", status.isMuted ? 0 : status.volume)
-        response.field("repeat", status.repeatMode)
-        response.field("random", status.random)
-        response.field("single", status.single.rawValue)
-        response.field("consume", status.consume)
-        response.field("partition", "default")
-        response.field("playlist", status.queueVersion)
-        response.field("playlistlength", status.queueLength)
-        response.field("mixrampdb", 0)
-        response.field("state", Self.stateName(status.state))
-        if let position = status.position, let entry = status.entry {
-            response.field("song", position)
-            response.field("songid", entry.id)
-        }
-        if status.state == .play || status.state == .pause, let format = status.format {
-            let elapsed = status.elapsed(at: now)
-            let duration = status.duration
-            response.time(elapsed: elapsed, total: duration ?? 0)
-            response.field("elapsed", seconds: elapsed)
-            response.field("bitrate", status.bitrate)
-            if let duration {
-                response.field("duration", seconds: duration)
-            }
-            response.field("audio", format.description)
-        }
-        if let next = status.nextPosition, let entry = status.nextEntry {
-            response.field("nextsong", next)
-            response.field("nextsongid", entry.id)
-        }
-        if let error = status.error {
-            response.field("error", error)
-        }
-        switch status.sleepTimer {
-        case .off: break
-        case .endOfSong: response.field("sleeptimer", "end")
-        case .at(let deadline): response.field("sleeptimer", seconds: Double(max(0, deadline - now)) / 1e9)
-        }
-        if let resumesAt = status.resumesAt {
-            response.field("resumein", seconds: Double(max(0, resumesAt - now)) / 1e9)
-        }
+        Answer.status(status, now: self.engine.now(), to: &response)
     }
 
-    /// Writes one song block: `file:` first (clients require it), then tags, length, position, id.
+    /// Writes one song block, with the song's tags and length from the song-info cache.
     func writeSong(
         _ entry: QueueEntry,
         position: Int,
@@ -167,25 +127,8 @@ public final class PlayerService: Sendable {
         to response: inout ResponseWriter
     ) {
         let info = self.songs.info(for: entry.path)
-        response.field("file", self.displayPath(entry.path))
-        for tag in TagType.allCases where tagTypes.contains(tag) {
-            if let value = tag.value(in: info.tags) {
-                response.field(tag.rawValue, value)
-            }
-        }
-        if let duration = info.duration {
-            response.field("Time", ResponseWriter.wholeSeconds(duration))
-            response.field("duration", seconds: duration)
-        }
-        response.field("Pos", position)
-        response.field("Id", entry.id)
-    }
-
-    static func stateName(_ state: PlayerStateKind) -> String {
-        switch state {
-        case .play, .prepare: "play"
-        case .pause: "pause"
-        case .stop: "stop"
-        }
+        Answer.song(
+            file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
+            id: entry.id, tagTypes: tagTypes, to: &response)
     }
 }

@@ -40,7 +40,7 @@ final class SongInfoCache: Sendable {
 }
 
 /// The tag names MPD clients know, in MPD's spelling, for song blocks and `tagtypes`.
-enum TagType: String, CaseIterable, Sendable {
+public enum TagType: String, CaseIterable, Sendable {
     case artist = "Artist"
     case album = "Album"
     case title = "Title"
@@ -65,7 +65,7 @@ enum TagType: String, CaseIterable, Sendable {
         "musicbrainz_albumartistid", "musicbrainz_trackid", "musicbrainz_releasetrackid", "musicbrainz_workid",
     ]
 
-    func value(in tags: Tags) -> String? {
+    public func value(in tags: Tags) -> String? {
         switch self {
         case .artist: tags.artist
         case .album: tags.album
