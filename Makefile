@@ -11,7 +11,7 @@ FISHCOMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
 DOCDIR = $(PREFIX)/share/doc/playerd
 RELEASE = .build/release
 
-.PHONY: run test setup release install uninstall bench-audio bench-engine bench-daemon fixtures format clean
+.PHONY: run test setup release install uninstall bench bench-micro bench-audio bench-engine fixtures format clean
 
 run:
 	scripts/run.sh
@@ -51,14 +51,17 @@ uninstall:
 	rm -f $(DESTDIR)$(FISHCOMPLETIONDIR)/playerctl.fish
 	rm -rf $(DESTDIR)$(DOCDIR)
 
+bench:
+	scripts/bench.sh
+
+bench-micro:
+	scripts/bench-micro.sh
+
 bench-audio:
 	scripts/bench-audio.sh
 
 bench-engine:
 	scripts/bench-engine.sh
-
-bench-daemon:
-	scripts/bench-daemon.sh
 
 fixtures:
 	Fixtures/make-fixtures.sh

@@ -8,7 +8,7 @@
 #
 # What it does:
 #   0. Installs mpg123, sox and lame with apt-get if they are missing, and
-#      builds the release playfile (swift build -c release --product playfile).
+#      builds the release playfile as `make release` does (build_release).
 #   1. Makes reproducible test audio in .bench/ if it is not there yet: a
 #      44.1 kHz stereo mix of two tones, a C-major chord and quiet pink noise
 #      (sox -R, so the noise is the same every time), encoded with lame as
@@ -53,12 +53,7 @@ need_tools mpg123 sox lame
 command -v swift >/dev/null || die "swift not found"
 
 # --- build ------------------------------------------------------------------
-mkdir -p "$BENCH"
-log "building playfile (release)"
-if ! run swift build -c release --product playfile >"$BENCH/build.log" 2>&1; then
-    cat "$BENCH/build.log" >&2
-    die "build failed"
-fi
+build_release playfile
 [[ -x $PLAYFILE ]] || die "no $PLAYFILE after the build"
 
 # --- test audio -------------------------------------------------------------

@@ -15,9 +15,11 @@ die() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
 set -m
 TMP=$(mktemp -d)
 SCRATCH=()   # files to remove on exit
+KILL_PIDS=() # processes started by others (daemon-bench start) to kill on exit
 cleanup() {
-    local rc=$? pids
+    local rc=$? pids pid
     trap - EXIT INT TERM HUP
+    for pid in "${KILL_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     pids=$(jobs -p)
     if [[ -n $pids ]]; then
         # shellcheck disable=SC2046 # one "-PGID" word per job
@@ -55,6 +57,30 @@ if ! command -v swift >/dev/null && [[ -x /opt/swift/usr/bin/swift ]]; then
     PATH="/opt/swift/usr/bin:$PATH"
 fi
 mkdir -p "$BENCH"
+RELEASE="$ROOT/.build/release"
+
+# build_release PRODUCT...: builds the products as `make release` does (static Swift runtime, lld),
+# so that what is measured is what is installed; the log goes to .bench/build.log.
+build_release() {
+    local product
+    command -v swift >/dev/null || die "swift not found"
+    for product in "$@"; do
+        log "building $product (release)"
+        if ! run swift build -c release --static-swift-stdlib --product "$product" >"$BENCH/build.log" 2>&1; then
+            cat "$BENCH/build.log" >&2
+            die "building $product failed"
+        fi
+    done
+}
+
+# cpu_ns PID: the CPU time of all of the process's threads so far, in nanoseconds, from
+# /proc/PID/task/*/schedstat (nanosecond resolution, where /proc/PID/stat counts 10 ms ticks).
+cpu_ns() {
+    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
+}
+
+# kv KEY: the value of the first "KEY value" line on standard input.
+kv() { awk -v k="$1" '$1 == k { print $2; exit }'; }
 
 # --- test audio -------------------------------------------------------------
 # make_wav SECONDS OUT.wav: two tones (220 Hz left, 330 Hz right), a C-major chord and pink noise at
@@ -110,7 +136,8 @@ cpu_time() {
     rm -f "$out"
 }
 
-# print_table PEER-VERSION HEADER: the report: a title line, then ROWS ("figure|mine|peer|ratio")
+# print_table PEER-VERSION HEADER: the report: a title line, then ROWS ("figure|mine|peer|ratio", or more
+# columns)
 # under HEADER as aligned columns, then NOTES; also written to .bench/$BENCH_NAME.txt.
 print_table() {
     local peer=$1 header=$2
@@ -119,10 +146,15 @@ print_table() {
             "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" "$peer" "$(nproc)"
         printf '%s\n' "$header" "${ROWS[@]}" |
             awk -F'|' '
-                { for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
+                {
+                    for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
+                    if (NF > nf) nf = NF
+                    n = NR
+                }
                 END {
                     for (r = 1; r <= n; r++) {
-                        line = sprintf("%-" w[1] "s | %-" w[2] "s | %-" w[3] "s | %s", c[r, 1], c[r, 2], c[r, 3], c[r, 4])
+                        line = ""
+                        for (i = 1; i <= nf; i++) line = line sprintf(i < nf ? "%-" w[i] "s | " : "%s", c[r, i])
                         print line
                         if (r == 1) { gsub(/./, "-", line); print line }
                     }

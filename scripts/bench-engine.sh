@@ -8,7 +8,7 @@
 #
 # What it does:
 #   0. Installs mpg123, sox and lame with apt-get if they are missing, builds
-#      engine-bench (swift build -c release --product engine-bench) and makes
+#      engine-bench as `make release` does (build_release) and makes
 #      the test audio in .bench/ if it is not there yet: the same recipe and
 #      file names as scripts/bench-audio.sh (1 minute and 10 minutes at CBR
 #      320), so either script reuses the other's files.
@@ -84,13 +84,8 @@ mkdir -p "$BENCH"
 if [[ -n ${ENGINE_BENCH:-} ]]; then
     [[ -x $ENGINE_BENCH ]] || die "ENGINE_BENCH=$ENGINE_BENCH is not an executable"
 else
-    command -v swift >/dev/null || die "swift not found"
-    log "building engine-bench (release)"
-    if ! run swift build -c release --product engine-bench >"$BENCH/build-engine.log" 2>&1; then
-        cat "$BENCH/build-engine.log" >&2
-        die "build failed"
-    fi
-    ENGINE_BENCH="$ROOT/.build/release/engine-bench"
+    build_release engine-bench
+    ENGINE_BENCH="$RELEASE/engine-bench"
     [[ -x $ENGINE_BENCH ]] || die "no $ENGINE_BENCH after the build"
 fi
 
