@@ -2,11 +2,12 @@
 # bench.sh (`make bench`): playerd measured side by side with its peers, Debian's mpg123 and mpd, in
 # one run, and a table of ratios. BENCHMARKS.md says how each figure is measured and shows a full run.
 #
-#   0. Installs mpg123, mpd, mpc, sox, lame and pv with apt-get where missing; builds playerd, playfile,
+#   0. Installs mpg123, mpd, mpc, sox, lame, pv and valgrind with apt-get where missing; builds playerd, playfile,
 #      daemon-bench and engine-bench as `make release` does; makes the test audio in .bench/ unless it
 #      is there (sox with a fixed seed, lame: 60 s and 10 min, CBR 320, CBR 128, VBR V2).
-#   A. Throughput: playfile into the unpaced null output against `mpg123 -t`, the 10-minute files; and
-#      the CPU that decoding the CBR 320 file costs each, the floor of any libmpg123 player's CPU.
+#   A. Throughput: playfile into the unpaced null output against `mpg123 -t`, the 10-minute files; the
+#      CPU that decoding the CBR 320 file costs each, the floor of any libmpg123 player's CPU; and the
+#      instructions each executes decoding the 1-minute file, counted by callgrind (exact, repeatable).
 #   B. Start to ready (spawn to the greeting on the socket) and idle RSS, each daemon started afresh.
 #   C. Then one playerd (null output) and one mpd (null output, sync "yes", libmpg123: mad disabled),
 #      each on private sockets and files, play the 10-minute file: `status` round trip (10,000 requests
@@ -39,7 +40,7 @@ source scripts/bench-common.sh
 started=$(date +%s)
 
 # --- 0: tools, build, audio ---------------------------------------------------
-need_tools mpg123 mpd mpc sox lame pv
+need_tools mpg123 mpd mpc sox lame pv valgrind
 scripts/setup.sh build >&2
 build_release playerd playfile daemon-bench engine-bench
 PLAYERD="$RELEASE/playerd"
@@ -68,14 +69,13 @@ add() { printf '%s\n' "$2" >>"$TMP/samples/$1"; }
 summary() { stats <"$TMP/samples/$1"; }
 ROWS=()
 NOTES=()
-# row FIGURE FORMAT MINE PEER-NAME PEER TARGET [higher]: a table row from two sample sets; the ratio
-# is mine / peer's median, or peer / mine with `higher` (throughput: above 1 is better there).
+# row FIGURE FORMAT MINE PEER-NAME PEER TARGET: a table row from two sample sets; the ratio is the
+# medians' mine / peer's.
 row() {
     local figure=$1 f=$2 mine peer ratio
     mine=$(summary "$3")
     peer=$(summary "$5")
-    ratio=$(awk -v a="${mine%% *}" -v b="${peer%% *}" -v h="${7:-}" \
-        'BEGIN { if (h != "") { t = a; a = b; b = t } printf (b > 0 ? "%.2f" : "-"), (b > 0 ? a / b : 0) }')
+    ratio=$(awk -v a="${mine%% *}" -v b="${peer%% *}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')
     ROWS+=("$figure|$(fmt "$f" "$mine")|$4|$(fmt "$f" "$peer")|$ratio|$6")
 }
 
@@ -179,9 +179,18 @@ for entry in "${LONG_FILES[@]}"; do
             fi
         done
     done
-    row "throughput $label (x real time)" %.0f "tp-mine-$name" "mpg123 -t" "tp-peer-$name" ">= 1.0" higher
+    row "throughput $label (x real time)" %.0f "tp-mine-$name" "mpg123 -t" "tp-peer-$name" ">= 1.0"
 done
 row "decoding CBR 320 (% of a core)" %.3f "dc-mine-$LONG" "mpg123 -t" "dc-peer-$LONG" ""
+# Instructions are counted exactly, where times on a shared machine vary by 10 % from run to run.
+log "A: instructions to decode the 1-minute file (callgrind)"
+instructions() {
+    run valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+        awk '/Collected :/ { printf "%.2f\n", $4 / 1e6 }'
+}
+add ir-mine "$(instructions "$PLAYFILE" --quiet --output null:unpaced "$BENCH/$SHORT")"
+add ir-peer "$(instructions mpg123 -q -t "$BENCH/$SHORT")"
+row "instructions, 1 min CBR 320 (millions)" %.1f ir-mine "mpg123 -t" ir-peer ""
 
 # --- B: start to ready, idle RSS --------------------------------------------------
 log "B: start to ready and idle RSS ($ROUNDS rounds, after a warm-up)"
@@ -314,7 +323,7 @@ row "play to first frame p99 (ms)" %.2f play99-mine mpd play99-peer ""
 row "pause to last frame p50 (ms)" %.2f pause50-mine mpd pause50-peer ""
 
 # --- the table --------------------------------------------------------------------------
-NOTES+=("Ratio: playerd / peer (below 1 is better), except throughput: playerd / mpg123 (above 1 is better).")
+NOTES+=("Ratio: playerd / peer; below 1 is better, except for throughput, where above 1 is.")
 NOTES+=("Status round trip flat with the queue: 0 -> 100,000 entries changed playerd's p50 by $flat (target within 10 %).")
 NOTES+=("Hypervisor steal during the CPU windows: $steal_pct % of the machine.")
 NOTES+=("Decoding = CPU (user + sys) of decoding the 10-minute CBR 320 file as fast as possible, as % of its 600 s:")
