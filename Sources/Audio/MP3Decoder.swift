@@ -153,6 +153,50 @@ public final class MP3Decoder {
         self.reachedEnd = false
     }
 
+    // MARK: - The seek index
+
+    /// Reads every frame header of the file at `path` with a decoder of its own and returns where
+    /// the frames start: libmpg123's seek index after a full scan. About 15-20 ms for ten minutes at
+    /// 320 kbit/s, so it is for a thread other than the audio thread; `install(_:)` hands the result to
+    /// the decoder that plays the file.
+    public static func scanIndex(path: String, sampleFormat: SampleFormat = .signed16) throws(DecoderError)
+        -> FrameIndex
+    {
+        let scanner = try MP3Decoder(path: path, sampleFormat: sampleFormat)
+        guard mpg123_scan(scanner.handle) == MPG123_OK.rawValue else {
+            throw .corrupt(path: path, reason: String(cString: mpg123_strerror(scanner.handle)))
+        }
+        var offsets: UnsafeMutablePointer<off_t>?
+        var step: off_t = 0
+        var fill = 0
+        guard mpg123_index(scanner.handle, &offsets, &step, &fill) == MPG123_OK.rawValue, let offsets, step > 0
+        else {
+            throw .corrupt(path: path, reason: String(cString: mpg123_strerror(scanner.handle)))
+        }
+        return FrameIndex(path: path, offsets: Array(UnsafeBufferPointer(start: offsets, count: fill)), step: step)
+    }
+
+    /// Replaces the decoder's seek index with a complete one from `scanIndex(path:)` of the same file.
+    /// libmpg123 indexes frames as it reads them, so a seek past what has been played would otherwise
+    /// read every frame header on the way (15-20 ms to reach the end of ten minutes); with the whole
+    /// index it jumps. What is being decoded is not touched.
+    public func install(_ index: FrameIndex) {
+        guard index.path == self.path, !index.offsets.isEmpty else { return }
+        var offsets = index.offsets
+        _ = offsets.withUnsafeMutableBufferPointer {
+            mpg123_set_index(self.handle, $0.baseAddress, index.step, $0.count)
+        }
+    }
+
+    /// How many entries the seek index holds and how many frames apart they are.
+    public var indexExtent: (entries: Int, step: Int) {
+        var offsets: UnsafeMutablePointer<off_t>?
+        var step: off_t = 0
+        var fill = 0
+        guard mpg123_index(self.handle, &offsets, &step, &fill) == MPG123_OK.rawValue else { return (0, 0) }
+        return (fill, Int(step))
+    }
+
     // MARK: - Opening
 
     private static func openFile(_ path: String) throws(DecoderError) -> Int32 {
@@ -316,4 +360,13 @@ public final class MP3Decoder {
         let trimmed = String(text.reversed().drop { $0 == " " }.reversed())
         return trimmed.isEmpty ? nil : trimmed
     }
+}
+
+/// Where the frames of an MP3 file start (byte offsets of every `step`-th frame): libmpg123's seek index,
+/// made by `MP3Decoder.scanIndex(path:)` for `MP3Decoder.install(_:)`.
+public struct FrameIndex: Sendable {
+    /// The file it indexes.
+    public let path: String
+    let offsets: [off_t]
+    let step: off_t
 }

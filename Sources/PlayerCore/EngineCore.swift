@@ -10,6 +10,7 @@
 // blocking write.
 
 import Audio
+import Dispatch
 
 #if canImport(Glibc)
     import Glibc
@@ -35,6 +36,10 @@ final class EngineCore {
     /// True while the thread waits for room on a device it left nearly full; finding it empty after the
     /// wait means the device ran dry meanwhile. Anything else the thread does clears it.
     private var waitedOnFullDevice = false
+    /// The mailbox the thread reads, for work it hands to other threads to answer into.
+    private var mailbox: Mailbox?
+    /// Counts the decoders opened, so that an index scanned for one is not given to the next.
+    private var decoderSerial = 0
 
     init(configuration: EngineConfiguration, context: PlayerContext, shared: EngineShared) {
         self.configuration = configuration
@@ -50,6 +55,8 @@ final class EngineCore {
     // MARK: - The loop
 
     func run(_ mailbox: Mailbox) {
+        self.mailbox = mailbox
+        defer { self.mailbox = nil }
         while self.running {
             self.shared.beats.add(1, ordering: .relaxed)
             let jobs = mailbox.takeAll()
@@ -212,6 +219,8 @@ final class EngineCore {
                     try decoder.seek(toFrame: decoder.lengthFrames.map { min($0, frame) } ?? frame)
                 }
                 self.decoder = decoder
+                self.decoderSerial += 1
+                self.scanIndexInBackground(of: decoder)
                 self.reserveBuffer(for: decoder.format)
                 return .songOpened(OpenSong(entry: entry, format: decoder.format, lengthFrames: decoder.lengthFrames))
             } catch {
@@ -267,6 +276,29 @@ final class EngineCore {
             return nil
         } catch {
             return .songEnded(entry, message: error.description)
+        }
+    }
+
+    /// Songs longer than this get their whole seek index scanned on another thread as they start.
+    static let indexScanMinimumSeconds = 60
+
+    /// Has a long song's frames indexed on a utility thread and installs the index once it is there
+    /// (if the song is still the one playing), so that a seek far ahead jumps instead of reading every
+    /// frame header on the way, on the audio thread, while the listener waits.
+    private func scanIndexInBackground(of decoder: MP3Decoder) {
+        guard let mailbox = self.mailbox, let length = decoder.lengthFrames,
+            length > decoder.format.sampleRate * Self.indexScanMinimumSeconds
+        else { return }
+        let serial = self.decoderSerial
+        let path = decoder.path
+        let sampleFormat = self.configuration.sampleFormat
+        DispatchQueue.global(qos: .utility).async {
+            guard let index = try? MP3Decoder.scanIndex(path: path, sampleFormat: sampleFormat) else { return }
+            mailbox.post(
+                Job(
+                    run: { core in
+                        if core.decoderSerial == serial { core.decoder?.install(index) }
+                    }, cancel: {}))
         }
     }
 

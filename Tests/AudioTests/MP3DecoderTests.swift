@@ -49,6 +49,32 @@ struct MP3DecoderTests {
         #expect(try decode(decoder, frames: 100).isEmpty)
     }
 
+    @Test("a seek index scanned by another decoder is taken whole, and seeks with it stay sample-exact")
+    func installedIndex() throws {
+        let song = GoodFixture.all[0]
+        let reference = try referencePCM(song.path)
+        let decoder = try MP3Decoder(path: song.path)
+        let bytesPerFrame = decoder.format.bytesPerFrame
+        _ = try decode(decoder, frames: 3000)
+        let known = decoder.indexExtent.entries
+        let index = try MP3Decoder.scanIndex(path: song.path)
+        decoder.install(try MP3Decoder.scanIndex(path: fixture("one-second.mp3")))  // another file's: ignored
+        #expect(decoder.indexExtent.entries == known)
+        decoder.install(index)
+        // Every MPEG frame of the file is indexed (1152 samples each; the Info frame counts too).
+        #expect(decoder.indexExtent.entries * decoder.indexExtent.step >= song.frames / 1152)
+        #expect(decoder.indexExtent.entries > known)
+        #expect(decoder.position == 3000)
+        for target in [song.frames - 1000, 5000, song.frames / 2] {
+            try decoder.seek(toFrame: target)
+            #expect(decoder.position == target)
+            let pcm = try decode(decoder, frames: 1000)
+            let end = min(song.frames, target + 1000)
+            expectSameSamples(
+                pcm, Array(reference[target * bytesPerFrame..<end * bytesPerFrame]), "indexed seek to \(target)")
+        }
+    }
+
     @Test func seekPastEitherEndIsRefusedAndChangesNothing() throws {
         let path = fixture("one-second.mp3")
         let decoder = try MP3Decoder(path: path)
