@@ -26,8 +26,10 @@ public struct CommandListParser: Sendable {
     /// MPD's `max_command_list_size` default: 2 MiB, counting each line plus one byte.
     public static let defaultMaximumBytes = 2 * 1024 * 1024
 
-    /// The default number of commands a list may hold.
-    public static let defaultMaximumCommands = 4096
+    /// The default number of commands a list may hold. MPD counts only bytes; this bounds the memory
+    /// of a list of tiny commands, and is high enough for the lists clients send to fill a queue (a
+    /// list of 5,000 `add`s, which 4,096 refused, is common).
+    public static let defaultMaximumCommands = 65536
 
     /// The most commands one list may hold.
     public let maximumCommands: Int
