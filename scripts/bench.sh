@@ -147,6 +147,13 @@ start_playerd() {
 start_mpd() { start mpd "$2" /usr/bin/mpd --no-daemon "$1"; }
 # ready_mpd SOCKET: waits for mpd's database to hold the test audio.
 ready_mpd() { run mpc --host "$1" -q update --wait; }
+# playing NAME SOCKET: fails the run unless the daemon says it is playing (a figure of a daemon that
+# stopped would be wrong, not slow).
+playing() {
+    local status
+    status=$(mpc --host "$2" status 2>&1) || die "$1 does not answer: $status"
+    grep -q '^\[playing\]' <<<"$status" || die "$1 is not playing: $(tr '\n' ' ' <<<"$status")"
+}
 # play SOCKET SONG: the queue holds SONG alone, on repeat, playing.
 play() {
     run mpc --host "$1" -q clear
@@ -240,11 +247,14 @@ stolen() { awk '/^cpu / { print $9 }' /proc/stat; }
 steal0=$(stolen)
 t_start=$(date +%s%N)
 for ((i = 0; i < CPU_ROUNDS; i++)); do
+    playing playerd "$PLAYERD_SOCKET" && playing mpd "$MPD_SOCKET"
     t0=$(date +%s%N)
     a0=$(cpu_ns "$MINE_PID") && b0=$(cpu_ns "$PEER_PID") && c0=$(cpu_ns "$BARE_PID")
     sleep "$CPU_SECONDS"
     a1=$(cpu_ns "$MINE_PID") && b1=$(cpu_ns "$PEER_PID") && c1=$(cpu_ns "$BARE_PID")
     t1=$(date +%s%N)
+    playing playerd "$PLAYERD_SOCKET" && playing mpd "$MPD_SOCKET"
+    kill -0 "$BARE_PID" 2>/dev/null || die "mpg123 stopped playing"
     pct() { awk -v c="$(($2 - $1))" -v w="$((t1 - t0))" 'BEGIN { printf "%.4f", 100 * c / w }'; }
     add cpu-mine "$(pct "$a0" "$a1")"
     add cpu-peer "$(pct "$b0" "$b1")"
