@@ -21,9 +21,18 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "Audio", package: "playerd"),
+                .product(name: "PlayerCore", package: "playerd"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "ProtocolBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Audio", package: "playerd"),
                 .product(name: "ControlProtocol", package: "playerd"),
@@ -37,6 +46,7 @@ let package = Package(
         .executableTarget(
             name: "PlayerCoreBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Audio", package: "playerd"),
                 .product(name: "PlayerCore", package: "playerd"),

@@ -21,7 +21,7 @@ echo "== systemd units"
 scripts/check-units.sh .build/debug/playerd
 
 echo "== swift format lint --strict"
-swift format lint --strict --recursive Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
+swift format lint --strict --recursive Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources
 
 echo "== tests"
 swift test --skip-build --disable-xctest --no-parallel

@@ -1,4 +1,5 @@
 import Audio
+import BenchmarkSupport
 import PlayerCore
 import Synchronization
 
@@ -9,7 +10,7 @@ import Synchronization
 /// Players in the state each benchmark needs, built through the public API as the engine builds them.
 enum CoreFixtures {
     /// CD audio: what most MP3s decode to.
-    static let format = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .signed16)
+    static let format = SampleStatus.format
 
     /// A context playing the first of three songs: `play`, then the engine's report that the song opened.
     static func playingContext() throws -> PlayerContext {
@@ -27,26 +28,6 @@ enum CoreFixtures {
         }
         return context
     }
-
-    /// A status sample of a song playing, with the song after it ready.
-    static let playingStatus: PlayerStatus = {
-        var status = PlayerStatus()
-        status.state = .play
-        status.entry = QueueEntry(id: 4, path: "/srv/music/Albums/Nils Frahm/Spaces/04 - Says.mp3")
-        status.position = 3
-        status.nextEntry = QueueEntry(id: 5, path: "/srv/music/Albums/Nils Frahm/Spaces/05 - Hammers.mp3")
-        status.nextPosition = 4
-        status.queueLength = 12
-        status.queueVersion = 57
-        status.volume = 70
-        status.format = CoreFixtures.format
-        status.lengthFrames = 528 * 44100
-        status.bitrate = 320
-        status.heardFrames = 65 * 44100
-        status.writtenFrames = status.heardFrames + 8820
-        status.sampledAt = 5_000_000_000_000
-        return status
-    }()
 }
 
 /// Why a benchmark's player could not be set up.

@@ -4,6 +4,7 @@
 
 import Audio
 import Benchmark
+import BenchmarkSupport
 import PlayerCore
 
 let benchmarks: @Sendable () -> Void = {
@@ -64,7 +65,7 @@ let benchmarks: @Sendable () -> Void = {
     // What the audio thread does with each status sample it publishes (ten a second while playing): keep
     // it and compare it with the one before for the idle subsystems.
     Benchmark("Status publish: PlayerChanges.between, nothing changed", configuration: configuration) { benchmark in
-        var published = CoreFixtures.playingStatus
+        var published = SampleStatus.playing
         var sample = published
         for _ in benchmark.scaledIterations {
             sample.heardFrames += 4410

@@ -1,31 +1,13 @@
 import Audio
+import BenchmarkSupport
 import ControlProtocol
 import PlayerCore
 import PlayerDaemon
 
 /// The `status` answer and a `playlistinfo` song block as the daemon writes them, from fixed values.
 enum StatusAnswer {
-    /// A player 1:05 into the fourth song of twelve, with the song after it ready: every field of MPD's
-    /// status but `error`, `sleeptimer` and `resumein`.
-    static let playingStatus: PlayerStatus = {
-        var status = PlayerStatus()
-        let format = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .signed16)
-        status.state = .play
-        status.entry = QueueEntry(id: 4, path: "/srv/music/Albums/Nils Frahm/Spaces/04 - Says.mp3")
-        status.position = 3
-        status.nextEntry = QueueEntry(id: 5, path: "/srv/music/Albums/Nils Frahm/Spaces/05 - Hammers.mp3")
-        status.nextPosition = 4
-        status.queueLength = 12
-        status.queueVersion = 57
-        status.volume = 70
-        status.format = format
-        status.lengthFrames = 528 * 44100 + 17_000
-        status.bitrate = 320
-        status.heardFrames = 65 * 44100 + 1234
-        status.writtenFrames = status.heardFrames + 8820
-        status.sampledAt = 5_000_000_000_000
-        return status
-    }()
+    /// A player 1:05 into the fourth song of twelve, with the song after it ready.
+    static let playingStatus = SampleStatus.playing
 
     /// The fourth song's block: its path inside the music directory, six tags, its length.
     static let song = SongBlock(
