@@ -71,6 +71,17 @@ public enum Answer {
         response.field("Id", id)
     }
 
+    /// `path` as clients see it: relative to the music directory when inside it, as MPD shows it.
+    public static func displayPath(_ path: String, musicDirectory: String?) -> String {
+        if let musicDirectory {
+            let prefix = musicDirectory.hasSuffix("/") ? musicDirectory : musicDirectory + "/"
+            if path.hasPrefix(prefix) {
+                return String(path.dropFirst(prefix.count))
+            }
+        }
+        return path
+    }
+
     /// MPD's name for a state; preparing a song counts as playing.
     static func stateName(_ state: PlayerStateKind) -> String {
         switch state {

@@ -103,13 +103,7 @@ public final class PlayerService: Sendable {
 
     /// The path as clients see it: relative to the music directory when inside it, as MPD shows it.
     func displayPath(_ path: String) -> String {
-        if let musicDirectory = self.configuration.musicDirectory {
-            let prefix = musicDirectory.hasSuffix("/") ? musicDirectory : musicDirectory + "/"
-            if path.hasPrefix(prefix) {
-                return String(path.dropFirst(prefix.count))
-            }
-        }
-        return path
+        Answer.displayPath(path, musicDirectory: self.configuration.musicDirectory)
     }
 
     // MARK: - Answers

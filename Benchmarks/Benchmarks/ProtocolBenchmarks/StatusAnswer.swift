@@ -36,12 +36,10 @@ enum StatusAnswer {
         Answer.status(status, now: now, to: &response)
     }
 
-    /// The daemon's song block (`Answer.song`), after the song-info cache lookup, which is given here,
-    /// and with the path made relative to the music directory as `PlayerService.displayPath` does.
+    /// The daemon's song block (`Answer.song`, with the path from `Answer.displayPath`), after the
+    /// song-info cache lookup, which is given here.
     static func writeSong(_ song: SongBlock, to response: inout ResponseWriter) {
-        let prefix = song.musicDirectory + "/"
-        let path = song.entry.path
-        let file = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path
+        let file = Answer.displayPath(song.entry.path, musicDirectory: song.musicDirectory)
         Answer.song(
             file: file, tags: song.tags, duration: song.duration, position: song.position, id: song.entry.id,
             tagTypes: song.tagTypes, to: &response)
