@@ -50,9 +50,11 @@ let package = Package(
             dependencies: ["CMPG123", "CALSA"],
             swiftSettings: strictSettings
         ),
+        // statfs(2) for the directory walk; part of glibc, so no package or pkg-config.
+        .systemLibrary(name: "CStatFS"),
         .target(
             name: "PlayerCore",
-            dependencies: ["Audio"],
+            dependencies: ["Audio", "CStatFS"],
             swiftSettings: strictSettings
         ),
         .target(

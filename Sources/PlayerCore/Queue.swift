@@ -51,6 +51,8 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// The play queue: entries, ids, the play order, the current song and the play modes.
 public struct Queue: Sendable {
+    /// The length limit of a queue made without one: also where a directory walk stops.
+    public static let defaultMaximumLength = 1_000_000
     /// Most entries the queue holds.
     public let maximumLength: Int
     /// The entries in position order.
@@ -79,7 +81,7 @@ public struct Queue: Sendable {
 
     /// Creates an empty queue holding at most `maximumLength` entries. A `randomSeed` makes every
     /// shuffle reproducible, for tests; without one the system's generator seeds it.
-    public init(maximumLength: Int = 1_000_000, randomSeed: UInt64? = nil) {
+    public init(maximumLength: Int = Queue.defaultMaximumLength, randomSeed: UInt64? = nil) {
         self.maximumLength = max(0, maximumLength)
         var system = SystemRandomNumberGenerator()
         self.generator = ShuffleGenerator(seed: randomSeed ?? system.next())

@@ -23,6 +23,14 @@ public struct QueueLoaderError: Error, Equatable, Sendable, CustomStringConverti
         case notRegularFile
         /// A playlist line names a URL that is not a local `file://` one.
         case unsupportedURL
+        /// A directory or playlist already expanded through another path: each is entered once.
+        case alreadyVisited
+        /// A kernel file system such as /proc or /sys (named here), which holds no music.
+        case kernelFileSystem(String)
+        /// The expansion found more songs than the limit allows (the queue's length limit).
+        case tooManySongs(limit: Int)
+        /// The walk was called off before it ended (its client went away).
+        case cancelled
         /// Any other system error, with the system's message.
         case system(String)
 
@@ -35,6 +43,10 @@ public struct QueueLoaderError: Error, Equatable, Sendable, CustomStringConverti
             case .playlistLoop: "playlist includes itself"
             case .notRegularFile: "not a regular file or directory"
             case .unsupportedURL: "unsupported URL"
+            case .alreadyVisited: "already added through another path"
+            case .kernelFileSystem(let name): "a kernel file system (\(name)), which holds no music"
+            case .tooManySongs(let limit): "more than \(limit) songs, the queue's limit"
+            case .cancelled: "cancelled"
             case .system(let message): message
             }
         }
@@ -61,25 +73,46 @@ public struct QueueLoaderError: Error, Equatable, Sendable, CustomStringConverti
 /// - A directory is every `.mp3` file below it (extension matched without regard to case), depth
 ///   first, each directory's entries sorted by the bytes of their names: the order of comparing
 ///   paths component by component, so `a/b.mp3` < `a/c/d.mp3` < `a/e.mp3` (`find | sort` differs
-///   only where a name holds a byte below `/`). Names starting with `.` are skipped, symlinks are
-///   followed, and a directory reached again below itself is reported as a loop.
+///   only where a name holds a byte below `/`). Names starting with `.` are skipped and symlinks are
+///   followed, but no directory is entered twice (known by device and inode): one reached again below
+///   itself is reported as a loop, one reached again by another path as already visited. Kernel file
+///   systems (/proc, /sys and their kind) are not entered, so a walk from `/` ends as fast as the
+///   real files allow.
 /// - An `.m3u` or `.m3u8` file is its lines: blank lines and `#` lines are ignored, a UTF-8 BOM and
 ///   `\r` are dropped, `file://` URLs are percent-decoded, relative paths are taken from the
-///   playlist's directory, and each entry expands by these same rules.
+///   playlist's directory, and each entry expands by these same rules; each playlist is read once.
 ///
-/// Paths come back absolute, with `.` and `..` resolved by name as a shell's `cd` does.
+/// Paths come back absolute, with `.` and `..` resolved by name as a shell's `cd` does. The walk stops
+/// with an error once it has found more than `limits.maximumSongs` songs or its `cancellation` fires.
 public enum QueueLoader {
+    /// Bounds on one expansion.
+    public struct Limits: Sendable {
+        /// The most songs an expansion may give; one more ends it with `tooManySongs`.
+        public var maximumSongs: Int
+        /// The most skipped entries recorded; the rest are counted in `Result.moreSkipped`.
+        public var maximumSkipped: Int
+
+        /// Limits of `maximumSongs` songs and `maximumSkipped` recorded skips.
+        public init(maximumSongs: Int = 1_000_000, maximumSkipped: Int = 1000) {
+            self.maximumSongs = maximumSongs
+            self.maximumSkipped = maximumSkipped
+        }
+    }
+
     /// What `expand` found.
     public struct Result: Sendable, Equatable {
         /// The files to queue, absolute, in play order.
         public var paths: [String]
         /// Entries below the named path that could not be queued; the rest still load.
         public var skipped: [Skipped]
+        /// Skipped entries beyond `Limits.maximumSkipped`, counted but not recorded.
+        public var moreSkipped = 0
 
         /// Creates a result.
-        public init(paths: [String] = [], skipped: [Skipped] = []) {
+        public init(paths: [String] = [], skipped: [Skipped] = [], moreSkipped: Int = 0) {
             self.paths = paths
             self.skipped = skipped
+            self.moreSkipped = moreSkipped
         }
     }
 
@@ -102,12 +135,24 @@ public enum QueueLoader {
 
     /// Expands `path`; a relative one is taken from `directory`, or the working directory when nil.
     /// An empty directory or playlist gives an empty result, not an error.
-    /// - Throws: `QueueLoaderError` when `path` itself is missing, unreadable or unusable.
-    public static func expand(_ path: String, relativeTo directory: String? = nil) throws(QueueLoaderError) -> Result {
+    /// - Throws: `QueueLoaderError` when `path` itself is missing, unreadable or unusable, when the
+    ///   songs found pass `limits.maximumSongs` (`tooManySongs`, about `path`), or when `cancellation`
+    ///   fires (`cancelled`).
+    public static func expand(
+        _ path: String,
+        relativeTo directory: String? = nil,
+        limits: Limits = Limits(),
+        cancellation: WalkCancellation? = nil
+    ) throws(QueueLoaderError) -> Result {
         let absolute = normalized(path.hasPrefix("/") ? path : (directory ?? currentDirectory()) + "/" + path)
-        var expansion = Expansion()
-        try expansion.add(absolute, try FileInfo(lookingUp: absolute), inDirectoryWalk: false)
-        return Result(paths: expansion.paths, skipped: expansion.skipped)
+        var walk = DirectoryWalk(limits: limits, cancellation: cancellation)
+        do {
+            try walk.add(absolute, try FileInfo(lookingUp: absolute), inDirectoryWalk: false)
+        } catch  where error.reason == .cancelled || error.reason == .tooManySongs(limit: limits.maximumSongs) {
+            // Whichever entry it happened at, the expansion of `path` as a whole is what failed.
+            throw QueueLoaderError(path: absolute, reason: error.reason)
+        }
+        return Result(paths: walk.paths, skipped: walk.skipped, moreSkipped: walk.moreSkipped)
     }
 
     /// `path` (absolute) without `.`, `..` and repeated slashes.
@@ -221,180 +266,9 @@ public enum QueueLoader {
         }
     }
 
-    private static func currentDirectory() -> String {
+    static func currentDirectory() -> String {
         guard let buffer = getcwd(nil, 0) else { return "/" }
         defer { free(buffer) }
         return String(cString: buffer)
-    }
-}
-
-/// The walk's state: what was found so far, and the directories and playlists being expanded, to
-/// catch loops.
-private struct Expansion {
-    var paths: [String] = []
-    var skipped: [QueueLoader.Skipped] = []
-    var openDirectories: [FileID] = []
-    var openPlaylists: [FileID] = []
-
-    /// Adds what `path` expands to. Throws only when `path` itself cannot be used; trouble below it
-    /// goes to `skipped`.
-    mutating func add(_ path: String, _ info: FileInfo, inDirectoryWalk: Bool) throws(QueueLoaderError) {
-        switch info.kind {
-        case .directory:
-            try self.addDirectory(path, info)
-        case .regular where !inDirectoryWalk && Self.isPlaylist(path):
-            try self.addPlaylist(path, info)
-        case .regular:
-            guard access(path, R_OK) == 0 else { throw QueueLoaderError(path: path, reason: .lastError()) }
-            self.paths.append(path)
-        case .other:
-            throw QueueLoaderError(path: path, reason: .notRegularFile)
-        }
-    }
-
-    private mutating func addDirectory(_ path: String, _ info: FileInfo) throws(QueueLoaderError) {
-        guard !self.openDirectories.contains(info.id) else {
-            throw QueueLoaderError(path: path, reason: .symlinkLoop)
-        }
-        let names = try Self.listDirectory(path)
-        self.openDirectories.append(info.id)
-        defer { self.openDirectories.removeLast() }
-        for name in names where !name.hasPrefix(".") {
-            let child = path == "/" ? "/" + name : path + "/" + name
-            let childInfo: FileInfo
-            do {
-                childInfo = try FileInfo(path: child)
-            } catch {
-                self.skipped.append(QueueLoader.Skipped(path: child, reason: error))
-                continue
-            }
-            guard childInfo.kind == .directory || name.lowercased().hasSuffix(".mp3") else { continue }
-            do {
-                try self.add(child, childInfo, inDirectoryWalk: true)
-            } catch {
-                self.skipped.append(QueueLoader.Skipped(path: error.path, reason: error.reason))
-            }
-        }
-    }
-
-    private mutating func addPlaylist(_ path: String, _ info: FileInfo) throws(QueueLoaderError) {
-        guard !self.openPlaylists.contains(info.id) else {
-            throw QueueLoaderError(path: path, reason: .playlistLoop)
-        }
-        let lines = QueueLoader.playlistLines(try Self.readFile(path))
-        let directory = QueueLoader.directory(of: path)
-        self.openPlaylists.append(info.id)
-        defer { self.openPlaylists.removeLast() }
-        for line in lines {
-            let entry: String
-            switch QueueLoader.resolve(playlistLine: line, in: directory) {
-            case .success(let resolved):
-                entry = resolved
-            case .failure(let reason):
-                self.skipped.append(QueueLoader.Skipped(path: line, reason: reason))
-                continue
-            }
-            do throws(QueueLoaderError) {
-                try self.add(entry, try FileInfo(lookingUp: entry), inDirectoryWalk: false)
-            } catch {
-                self.skipped.append(QueueLoader.Skipped(path: error.path, reason: error.reason))
-            }
-        }
-    }
-
-    private static func isPlaylist(_ path: String) -> Bool {
-        let lowercased = path.lowercased()
-        return lowercased.hasSuffix(".m3u") || lowercased.hasSuffix(".m3u8")
-    }
-
-    /// The names in a directory, sorted by their bytes; `.` and `..` left out.
-    private static func listDirectory(_ path: String) throws(QueueLoaderError) -> [String] {
-        guard let directory = opendir(path) else { throw QueueLoaderError(path: path, reason: .lastError()) }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(directory) else {
-                guard errno == 0 else { throw QueueLoaderError(path: path, reason: .lastError()) }
-                break
-            }
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: pointer.pointee)) {
-                    String(cString: $0)
-                }
-            }
-            if name != "." && name != ".." {
-                names.append(name)
-            }
-        }
-        // Byte order, not `String`'s Unicode order, so the result does not depend on normalization.
-        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-    }
-
-    private static func readFile(_ path: String) throws(QueueLoaderError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw QueueLoaderError(path: path, reason: .lastError()) }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw QueueLoaderError(path: path, reason: .lastError())
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[..<count])
-        }
-    }
-}
-
-/// Identifies a file across the different paths that lead to it.
-private struct FileID: Equatable {
-    let device: UInt64
-    let inode: UInt64
-}
-
-/// What `stat` (which follows symlinks) says about a path.
-private struct FileInfo {
-    enum Kind {
-        case directory
-        case regular
-        case other
-    }
-
-    let kind: Kind
-    let id: FileID
-
-    init(path: String) throws(QueueLoaderError.Reason) {
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw .lastError() }
-        switch status.st_mode & S_IFMT {
-        case S_IFDIR: self.kind = .directory
-        case S_IFREG: self.kind = .regular
-        default: self.kind = .other
-        }
-        self.id = FileID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-    }
-
-    /// As `init(path:)`, with the path in the error.
-    init(lookingUp path: String) throws(QueueLoaderError) {
-        do {
-            try self.init(path: path)
-        } catch {
-            throw QueueLoaderError(path: path, reason: error)
-        }
-    }
-}
-
-extension QueueLoaderError.Reason {
-    /// The reason `errno` gives.
-    fileprivate static func lastError() -> Self {
-        switch errno {
-        case ENOENT, ENOTDIR: .fileNotFound
-        case EACCES, EPERM: .permissionDenied
-        case ELOOP: .symlinkLoop
-        case let code: .system(String(cString: strerror(code)))
-        }
     }
 }

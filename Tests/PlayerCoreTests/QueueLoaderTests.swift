@@ -175,7 +175,7 @@ struct QueueLoaderTests {
         #expect(try QueueLoader.expand(playlist).paths == [song])
     }
 
-    @Test func symlinksAreFollowedAndLoopsReported() throws {
+    @Test func symlinksAreFollowedLoopsReportedAndNoDirectoryEnteredTwice() throws {
         let tree = try TemporaryTree()
         try tree.file("music/a.mp3")
         try tree.file("music/dir/b.mp3")
@@ -187,15 +187,95 @@ struct QueueLoaderTests {
 
         let result = try QueueLoader.expand(tree.path("music"))
 
-        #expect(
-            result.paths == ["music/a.mp3", "music/alias/b.mp3", "music/dir/b.mp3", "music/link.mp3"].map(tree.path))
+        // `alias` comes first in byte order: `dir` is the same directory, so it is not walked again.
+        #expect(result.paths == ["music/a.mp3", "music/alias/b.mp3", "music/link.mp3"].map(tree.path))
         #expect(
             result.skipped == [
                 QueueLoader.Skipped(path: tree.path("music/alias/back"), reason: .symlinkLoop),
                 QueueLoader.Skipped(path: tree.path("music/dangling.mp3"), reason: .fileNotFound),
-                QueueLoader.Skipped(path: tree.path("music/dir/back"), reason: .symlinkLoop),
+                QueueLoader.Skipped(path: tree.path("music/dir"), reason: .alreadyVisited),
                 QueueLoader.Skipped(path: tree.path("music/self"), reason: .symlinkLoop),
             ])
+    }
+
+    @Test func twoPathsToOneDirectoryAndOnePlaylistTwiceAreExpandedOnce() throws {
+        let tree = try TemporaryTree()
+        try tree.file("music/album/a.mp3")
+        try tree.link("music/one", to: "album")
+        try tree.link("music/two", to: "album")
+        try tree.file("lists/inner.m3u", text: "../music/album/a.mp3\n")
+        let outer = try tree.file("lists/outer.m3u", text: "inner.m3u\ninner.m3u\n")
+
+        let walked = try QueueLoader.expand(tree.path("music"))
+        #expect(walked.paths == [tree.path("music/album/a.mp3")])
+        #expect(
+            walked.skipped == [
+                QueueLoader.Skipped(path: tree.path("music/one"), reason: .alreadyVisited),
+                QueueLoader.Skipped(path: tree.path("music/two"), reason: .alreadyVisited),
+            ])
+        let listed = try QueueLoader.expand(outer)
+        #expect(listed.paths == [tree.path("music/album/a.mp3")])
+        #expect(listed.skipped == [QueueLoader.Skipped(path: tree.path("lists/inner.m3u"), reason: .alreadyVisited)])
+    }
+
+    @Test func kernelFileSystemsAreNotEntered() throws {
+        let tree = try TemporaryTree()
+        let song = try tree.file("music/a.mp3")
+        try tree.link("music/proc", to: "/proc")
+        try tree.link("music/sys", to: "/sys")
+        try tree.link("music/self", to: "/proc/self/fd")
+
+        let result = try QueueLoader.expand(tree.path("music"))
+        #expect(result.paths == [song])
+        #expect(
+            result.skipped == [
+                QueueLoader.Skipped(path: tree.path("music/proc"), reason: .kernelFileSystem("proc")),
+                QueueLoader.Skipped(path: tree.path("music/self"), reason: .kernelFileSystem("proc")),
+                QueueLoader.Skipped(path: tree.path("music/sys"), reason: .kernelFileSystem("sysfs")),
+            ])
+        #expect(throws: QueueLoaderError(path: "/proc/self", reason: .kernelFileSystem("proc"))) {
+            try QueueLoader.expand("/proc/self")
+        }
+        #expect(
+            QueueLoaderError(path: "/sys", reason: .kernelFileSystem("sysfs")).description
+                == "/sys: a kernel file system (sysfs), which holds no music")
+    }
+
+    @Test func aWalkStopsAtTheSongLimitNamingIt() throws {
+        let tree = try TemporaryTree()
+        for name in ["a", "b", "c", "d"] {
+            try tree.file("music/\(name)/song.mp3")
+        }
+        let limit = QueueLoader.Limits(maximumSongs: 3)
+        #expect(throws: QueueLoaderError(path: tree.path("music"), reason: .tooManySongs(limit: 3))) {
+            try QueueLoader.expand(tree.path("music"), limits: limit)
+        }
+        #expect(
+            QueueLoaderError(path: "/m", reason: .tooManySongs(limit: 3)).description
+                == "/m: more than 3 songs, the queue's limit")
+        #expect(
+            try QueueLoader.expand(tree.path("music"), limits: QueueLoader.Limits(maximumSongs: 4)).paths.count == 4)
+    }
+
+    @Test func aCancelledWalkEndsAndSaysSo() throws {
+        let tree = try TemporaryTree()
+        try tree.file("music/a.mp3")
+        let cancellation = WalkCancellation()
+        cancellation.cancel()
+        #expect(throws: QueueLoaderError(path: tree.path("music"), reason: .cancelled)) {
+            try QueueLoader.expand(tree.path("music"), cancellation: cancellation)
+        }
+    }
+
+    @Test func skippedEntriesAreCountedPastTheirLimit() throws {
+        let tree = try TemporaryTree()
+        try tree.directory("music")
+        for index in 0..<5 {
+            try tree.link("music/missing\(index).mp3", to: "nowhere")
+        }
+        let result = try QueueLoader.expand(tree.path("music"), limits: QueueLoader.Limits(maximumSkipped: 2))
+        #expect(result.skipped.count == 2)
+        #expect(result.moreSkipped == 3)
     }
 
     @Test func anUnreadableDirectoryBelowIsSkippedAndOnTopIsAnError() throws {
