@@ -105,6 +105,16 @@ public final class AudioEngine: Sendable {
         }
     }
 
+    /// Replaces the queue with `paths` and plays the song at `position` among them, as one step; a
+    /// refusal leaves the queue and the player as they were.
+    public func replaceQueue(with paths: [String], playingFrom position: Int) async throws(PlayerError) {
+        try await self.submit { core throws(PlayerError) in
+            try core.apply { context, now throws(PlayerError) in
+                try context.replaceQueue(with: paths, playingFrom: position, now: now)
+            }
+        }
+    }
+
     /// Seeks `delta` nanoseconds from the position heard now (negative goes back), clamped to the song.
     public func seek(by delta: Int64) async throws(PlayerError) {
         try await self.submit { core throws(PlayerError) in

@@ -16,9 +16,10 @@ public struct PlayerContext: Sendable {
     public private(set) var lastError: String?
     /// Whether pausing releases the device (and resuming reopens it).
     public var releasesOutputOnPause: Bool
-    /// Songs that failed one after another: when every song in the queue has failed, playback stops
-    /// instead of cycling through them forever.
-    private var consecutiveFailures = 0
+    /// The messages of songs that failed one after another since the last one opened or the last
+    /// request to play: when every song in the queue has failed, playback stops instead of cycling
+    /// through them forever, and the error names them all.
+    private var failures: [String] = []
 
     /// Creates a stopped player with `queue`.
     public init(queue: Queue = Queue(), releasesOutputOnPause: Bool = false) {
@@ -232,7 +233,7 @@ public struct PlayerContext: Sendable {
     public mutating func handle(_ event: EngineEvent) -> [PlayerEffect] {
         switch (event, self.state) {
         case (.songOpened(let song), .prepare(let prepare)) where song.entry == prepare.entry:
-            self.consecutiveFailures = 0
+            self.failures = []
             if prepare.startsPaused {
                 // The device is not taken until the listener resumes.
                 return self.force(.pause(PauseState(song: song, releasedOutput: true)))
@@ -241,10 +242,14 @@ public struct PlayerContext: Sendable {
 
         case (.songFailed(let entry, let message), .prepare(let prepare)) where entry == prepare.entry:
             self.lastError = message
-            self.consecutiveFailures += 1
-            guard self.consecutiveFailures < self.queue.count, self.queue.advanceToNext() != nil,
+            self.failures.append(message)
+            guard self.failures.count < self.queue.count, self.queue.advanceToNext() != nil,
                 let next = self.queue.current
             else {
+                if self.failures.count > 1 {
+                    self.lastError = Self.summary(ofFailures: self.failures)
+                }
+                self.failures = []
                 return self.force(.stop(StopState()))
             }
             return self.force(
@@ -326,9 +331,44 @@ public struct PlayerContext: Sendable {
         return (result, self.force(.stop(StopState())))
     }
 
+    /// Replaces the queue with `paths` and plays the song at `position` among them, as one step: if
+    /// either part is refused, the queue and the player stay exactly as they were.
+    /// - Returns: the effects the engine must perform.
+    /// - Throws: `PlayerError.queue` when the paths do not fit the queue, `noSuchSong` for a position
+    ///   outside them.
+    public mutating func replaceQueue(
+        with paths: [String],
+        playingFrom position: Int,
+        now: Int64
+    ) throws(PlayerError) -> [PlayerEffect] {
+        let before = self
+        do {
+            let (_, edited) = try self.editQueue("replace the queue") { queue throws(QueueError) in
+                queue.clear()
+                try queue.add(paths, at: nil)
+            }
+            return edited + (try self.handle(.playPosition(position), now: now))
+        } catch {
+            self = before
+            throw error
+        }
+    }
+
+    /// One message naming every song of a run that failed: the first few and how many more.
+    public static func summary(ofFailures messages: [String]) -> String {
+        let shown = 5
+        var text = "no song could be played: " + messages.prefix(shown).joined(separator: "; ")
+        if messages.count > shown {
+            text += "; and \(messages.count - shown) more"
+        }
+        return text
+    }
+
     // MARK: - Helpers
 
     private mutating func prepare(position: Int, request: PlayerRequest) throws(PlayerError) -> [PlayerEffect] {
+        // A new request to play starts afresh: songs that failed before it do not count against it.
+        self.failures = []
         do {
             if self.state.kind == .stop {
                 // Not playing: nothing has been played yet, so (in random mode) the chosen song goes
@@ -347,6 +387,7 @@ public struct PlayerContext: Sendable {
 
     /// Prepares the queue's current song, after `next` or `previous` moved it.
     private mutating func prepareCurrent(_ request: PlayerRequest) throws(PlayerError) -> [PlayerEffect] {
+        self.failures = []
         guard let entry = self.queue.current else {
             throw .emptyQueue(request: request.name)
         }

@@ -285,8 +285,70 @@ struct PlayerContextTests {
         #expect(subject.state.entry == third)
         _ = subject.handle(.songFailed(third, message: "/music/c.mp3: empty file"))
         #expect(subject.state.kind == .stop)
-        #expect(subject.lastError == "/music/c.mp3: empty file")
+        #expect(
+            subject.lastError
+                == "no song could be played: /music/a.mp3: file not found; /music/b.mp3: empty file; "
+                + "/music/c.mp3: empty file")
         #expect(subject.queue.count == 3)
+    }
+
+    @Test("every new request to play starts afresh: songs that failed before it do not stop it")
+    func failuresDoNotCarryOver() throws {
+        var queue = Queue()
+        try queue.add(["/music/notes.mp3"])
+        var subject = PlayerContext(queue: queue)
+        _ = try subject.handle(.play, now: 0)
+        _ = subject.handle(.songFailed(subject.state.entry!, message: "/music/notes.mp3: not an MP3 stream"))
+        #expect(subject.state.kind == .stop)
+        #expect(subject.lastError == "/music/notes.mp3: not an MP3 stream")
+
+        // The bad file again, now with a good one after it: the good one plays.
+        _ = try subject.replaceQueue(with: ["/music/notes.mp3", "/music/good.mp3"], playingFrom: 0, now: 0)
+        #expect(subject.lastError == nil)
+        _ = subject.handle(.songFailed(subject.state.entry!, message: "/music/notes.mp3: not an MP3 stream"))
+        #expect(subject.state.kind == .prepare)
+        #expect(subject.state.entry?.path == "/music/good.mp3")
+        _ = subject.handle(.songOpened(song(subject.state.entry!)))
+        #expect(subject.state.kind == .play)
+
+        // And `play` after a run that failed whole plays the queue again from its current song.
+        _ = try subject.handle(.stop, now: 0)
+        _ = try subject.handle(.playPosition(0), now: 0)
+        _ = subject.handle(.songFailed(subject.state.entry!, message: "/music/notes.mp3: not an MP3 stream"))
+        #expect(subject.state.entry?.path == "/music/good.mp3")
+    }
+
+    @Test("the error after a whole run failed names the first five songs and counts the rest")
+    func failureSummary() {
+        let messages = (1...7).map { "/music/\($0).mp3: empty file" }
+        #expect(
+            PlayerContext.summary(ofFailures: messages)
+                == "no song could be played: " + messages.prefix(5).joined(separator: "; ") + "; and 2 more")
+        #expect(PlayerContext.summary(ofFailures: ["x: y"]) == "no song could be played: x: y")
+    }
+
+    @Test("replacing the queue plays the chosen song; a refusal leaves queue, song and state as they were")
+    func replaceQueue() throws {
+        var subject = try context(in: .play)
+        let before = (subject.queue.entries, subject.state, subject.queue.currentPosition)
+
+        #expect(throws: PlayerError.self) {
+            try subject.replaceQueue(with: ["/music/x.mp3"], playingFrom: 1, now: 0)
+        }
+        var small = PlayerContext(queue: Queue(maximumLength: 2))
+        #expect(throws: PlayerError.self) {
+            try small.replaceQueue(with: ["/1.mp3", "/2.mp3", "/3.mp3"], playingFrom: 0, now: 0)
+        }
+        #expect(small.queue.count == 0)
+        #expect(subject.queue.entries == before.0)
+        #expect(subject.state == before.1)
+        #expect(subject.queue.currentPosition == before.2)
+
+        let effects = try subject.replaceQueue(with: ["/music/x.mp3", "/music/y.mp3"], playingFrom: 1, now: 0)
+        #expect(subject.queue.entries.map(\.path) == ["/music/x.mp3", "/music/y.mp3"])
+        #expect(subject.state.kind == .prepare)
+        #expect(subject.state.entry?.path == "/music/y.mp3")
+        #expect(effects.contains(.openDecoder(entry: subject.state.entry!, startOffset: 0)))
     }
 
     @Test("an output failure stops with the error recorded and the queue intact")
