@@ -21,6 +21,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var pendingHead = 0
     /// True while a command runs on the audio thread; the next waits.
     private var busy = false
+    /// The task running the client's deferred command, cancelled if the client goes (ending its walk).
+    private var running: Task<Void, Never>?
     /// Set by `idle`: the subsystems the client waits for.
     private var idling: Set<IdleSubsystem>?
     /// Changes since the client last heard of them (MPD keeps them for the next `idle`).
@@ -74,6 +76,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.service.hub.unregister(ObjectIdentifier(self))
         self.closing = true
         self.pending.removeAll()
+        self.running?.cancel()
+        self.running = nil
         self.context = nil
     }
 
@@ -239,16 +243,17 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 let sentCall = call
                 let failedIndex = index
                 let promise = self.context!.eventLoop.makePromise(of: Result<CommandCall, Ack>.self)
-                promise.completeWithTask {
+                self.running = Task {
                     do throws(Ack) {
-                        return .success(try await handler(service, sentCall))
+                        promise.succeed(.success(try await handler(service, sentCall)))
                     } catch {
-                        return .failure(error)
+                        promise.succeed(.failure(error))
                     }
                 }
                 let next = index + 1
                 promise.futureResult.assumeIsolated().whenSuccess { [self] result in
                     self.busy = false
+                    self.running = nil
                     guard !self.closing else { return }
                     switch result {
                     case .success(let done):
@@ -283,9 +288,10 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         let service = self.service
         let sentCalls = calls
         let promise = self.context!.eventLoop.makePromise(of: (added: Int, failure: Ack?).self)
-        promise.completeWithTask { await Commands.addAll(service, sentCalls) }
+        self.running = Task { promise.succeed(await Commands.addAll(service, sentCalls)) }
         promise.futureResult.assumeIsolated().whenSuccess { [self] result in
             self.busy = false
+            self.running = nil
             guard !self.closing else { return }
             if okMode {
                 for _ in 0..<result.added { self.write("list_OK\n") }

@@ -262,7 +262,7 @@ enum Commands {
     }
 
     private static func addURI(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
-        let paths = try service.resolve(call.argument(0), for: call.session, command: call.name)
+        let paths = try await service.resolve(call.argument(0), for: call.session, command: call.name)
         let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
         _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
         return call
@@ -278,7 +278,7 @@ enum Commands {
         var failure: Ack?
         for call in calls {
             do throws(Ack) {
-                let paths = try service.resolve(call.argument(0), for: call.session, command: call.name)
+                let paths = try await service.resolve(call.argument(0), for: call.session, command: call.name)
                 let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
                 items.append((paths, position))
             } catch {
@@ -313,7 +313,7 @@ enum Commands {
     }
 
     private static func addID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
-        let paths = try service.resolve(call.argument(0), for: call.session, command: call.name)
+        let paths = try await service.resolve(call.argument(0), for: call.session, command: call.name)
         guard paths.count == 1 else {
             throw Ack(.argument, "addid takes one song, not a directory or playlist", command: call.name)
         }
@@ -377,28 +377,37 @@ enum Commands {
             }
             return positions.map { ($0, queue.entries[$0]) }
         }
-        var call = call
-        for (position, entry) in entries {
-            service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
+        return try await writeSongs(entries, service, call)
+    }
+
+    /// Writes song blocks off the cooperative pool: a file not seen before is opened for its tags, about
+    /// a millisecond each, which the `playlistinfo` of a long queue must not spend there.
+    private static func writeSongs(
+        _ entries: [(position: Int, entry: QueueEntry)],
+        _ service: PlayerService,
+        _ call: CommandCall
+    ) async throws(Ack) -> CommandCall {
+        try await FileSystemWork.run { cancellation throws(Ack) in
+            var call = call
+            for (position, entry) in entries {
+                if cancellation.isCancelled { break }
+                service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
+            }
+            return call
         }
-        return call
     }
 
     private static func playlistID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let id = try call.optionalArgument(0).map { text throws(Ack) in try Argument.unsigned(text) }
         let name = call.name
         let entries = try await read(service, call) { queue throws(Ack) in
-            guard let id else { return Array(queue.entries.enumerated()) }
+            guard let id else { return queue.entries.enumerated().map { ($0.offset, $0.element) } }
             guard let position = queue.position(ofID: id) else {
                 throw Ack(.noExist, "No such song", command: name)
             }
             return [(position, queue.entries[position])]
         }
-        var call = call
-        for (position, entry) in entries {
-            service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
-        }
-        return call
+        return try await writeSongs(entries, service, call)
     }
 
     private static func playlistChanges(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall
@@ -407,14 +416,13 @@ enum Commands {
         let entries = try await read(service, call) { queue throws(Ack) in
             queue.positionsChanged(since: version).map { ($0, queue.entries[$0]) }
         }
+        guard call.name == "plchangesposid" else {
+            return try await writeSongs(entries, service, call)
+        }
         var call = call
         for (position, entry) in entries {
-            if call.name == "plchangesposid" {
-                call.response.field("cpos", position)
-                call.response.field("Id", entry.id)
-            } else {
-                service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
-            }
+            call.response.field("cpos", position)
+            call.response.field("Id", entry.id)
         }
         return call
     }

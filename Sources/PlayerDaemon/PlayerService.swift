@@ -43,8 +43,22 @@ public final class PlayerService: Sendable {
     // MARK: - Paths
 
     /// Turns a client's URI into the absolute paths to queue: a file, a directory's MP3s, a playlist's
-    /// entries. Absolute paths are allowed when the client's uid may read them, as MPD allows them.
-    func resolve(_ uri: String, for session: SessionSettings, command: String) throws(Ack) -> [String] {
+    /// entries. Absolute paths are allowed when the client's uid may read them, as MPD allows them. The
+    /// walk runs off the cooperative pool, stops at the queue's length limit, and ends when the calling
+    /// task is cancelled.
+    func resolve(_ uri: String, for session: SessionSettings, command: String) async throws(Ack) -> [String] {
+        try await FileSystemWork.run { cancellation throws(Ack) in
+            try self.resolve(uri, for: session, command: command, cancellation: cancellation)
+        }
+    }
+
+    /// `resolve` on the calling thread, which may block for as long as the walk takes.
+    func resolve(
+        _ uri: String,
+        for session: SessionSettings,
+        command: String,
+        cancellation: WalkCancellation
+    ) throws(Ack) -> [String] {
         var path = uri
         if path.hasPrefix("file://") {
             path.removeFirst("file://".count)
@@ -70,9 +84,17 @@ public final class PlayerService: Sendable {
         }
         let result: QueueLoader.Result
         do {
-            result = try QueueLoader.expand(path)
+            result = try QueueLoader.expand(
+                path, limits: QueueLoader.Limits(maximumSongs: Queue.defaultMaximumLength),
+                cancellation: cancellation)
         } catch {
-            let code: AckCode = error.reason == .permissionDenied ? .permission : .noExist
+            let code: AckCode =
+                switch error.reason {
+                case .permissionDenied: .permission
+                case .tooManySongs: .playlistMax
+                case .cancelled: .system
+                default: .noExist
+                }
             throw Ack(code, error.description, command: command)
         }
         return result.paths

@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import PlayerDaemon
+
+/// `add` of a directory against the real daemon: bounded, and never in anyone else's way.
+@Suite("Directory walks in the daemon")
+struct DirectoryWalkTests {
+    @Test("add of /proc, /sys or file:///proc is refused at once: kernel file systems hold no music")
+    func kernelFileSystemsAreRefused() throws {
+        try withPlayerd { daemon in
+            let client = try daemon.connect()
+            #expect(
+                try client.command("add \"/proc/self\"").last
+                    == "ACK [50@0] {add} /proc/self: a kernel file system (proc), which holds no music")
+            #expect(
+                try client.command("add \"/sys\"").last
+                    == "ACK [50@0] {add} /sys: a kernel file system (sysfs), which holds no music")
+            #expect(
+                try client.command("add \"file:///proc\"").last?.hasPrefix("ACK [50@0] {add} /proc: a kernel") == true)
+            #expect(try client.fields("status")["playlistlength"] == "0")
+        }
+    }
+
+    @Test("while one client's add walks the whole file system, every other client is answered")
+    func aWalkHoldsNobodyUp() throws {
+        try withPlayerd { daemon in
+            let walker = try daemon.connect()
+            let other = try daemon.connect()
+            _ = try other.command("add one-second.mp3")
+            try walker.send(line: "add \"/\"")
+            var answered = 0
+            for line in ["setvol 40", "play", "pause 1", "status", "clear", "add one-second.mp3", "setvol 60"] {
+                // Generous: nothing walks on the threads that answer these.
+                #expect(try other.command(line, timeout: .seconds(5)).last == "OK", "\(line)")
+                answered += 1
+            }
+            #expect(answered == 7)
+            // The walk itself ends too, with every song it found or a clear refusal.
+            let answer = try walker.readAnswer(timeout: .seconds(120))
+            #expect(answer.last == "OK" || answer.last?.hasPrefix("ACK [51@0] {add}") == true, "\(answer)")
+            #expect(try other.fields("status")["volume"] == "60")
+        }
+    }
+
+    @Test("a walk whose client goes away is cancelled: the work stops, the daemon stays")
+    func cancellationReachesTheWalk() async throws {
+        let started = Flag()
+        let task = Task {
+            try await FileSystemWork.run { cancellation in
+                started.set()
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !cancellation.isCancelled && ContinuousClock.now < deadline {
+                    usleep(1000)
+                }
+                return cancellation.isCancelled
+            }
+        }
+        while !started.isSet {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        task.cancel()
+        #expect(try await task.value)
+    }
+}
+
+/// A flag one thread sets and another reads.
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    func set() { self.value.store(true, ordering: .relaxed) }
+
+    var isSet: Bool { self.value.load(ordering: .relaxed) }
+}
