@@ -45,6 +45,21 @@ public final class ALSAOutput: AudioOutput {
 
     private static let silenceOnce: Void = playerd_alsa_silence_errors()
 
+    /// Opens `device` for playback and closes it again, without waiting if it is busy: whether it can
+    /// be played on at all (on a machine without a sound card, `default` cannot).
+    /// - Throws: `OutputError.openFailed` with ALSA's reason.
+    public static func checkDevice(_ device: String) throws(OutputError) {
+        Self.silenceOnce
+        var pcm: OpaquePointer?
+        let status = snd_pcm_open(&pcm, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        guard status >= 0, let pcm else {
+            throw .openFailed(
+                output: "alsa:\(device)", call: "snd_pcm_open", code: status,
+                reason: String(cString: snd_strerror(status)))
+        }
+        snd_pcm_close(pcm)
+    }
+
     public var name: String { "alsa:\(self.device)" }
 
     public func open(format: AudioFormat) throws(OutputError) {

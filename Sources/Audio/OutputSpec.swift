@@ -37,6 +37,15 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A new, closed output for this spec.
+    /// Checks that the output can be opened now, where that can be known without playing: an ALSA
+    /// device is opened and closed; the null and WAV outputs always can.
+    /// - Throws: `OutputError` with the device's reason.
+    public func checkAvailable() throws(OutputError) {
+        if case .alsa(let device) = self {
+            try ALSAOutput.checkDevice(device)
+        }
+    }
+
     public func makeOutput() -> any AudioOutput {
         switch self {
         case .alsa(let device): ALSAOutput(device: device)

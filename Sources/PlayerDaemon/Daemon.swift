@@ -59,6 +59,14 @@ public final class Daemon: Sendable {
             throw error
         }
         self.persistence?.start()
+        do {
+            try configuration.output.checkAvailable()
+        } catch {
+            // playerd still starts: the device may come (USB, a suspended card), and clients must be
+            // able to connect to learn why nothing plays.
+            let advice = "every play will fail until it opens (no sound card? start playerd with --output null)"
+            logger.warning("\(error); \(advice)")
+        }
         let server = self.server
         self.watchdog = Watchdog(systemd: systemd, engine: service.engine, logger: logger) {
             server.isResponsive(within: .seconds(1))
