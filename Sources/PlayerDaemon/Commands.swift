@@ -89,6 +89,8 @@ enum Commands {
         table.register(CommandSpec("clearerror", arguments: 0, .control), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .control), .deferred(pauseFor))
         table.register(CommandSpec("sleeptimer", arguments: 1, .control), .deferred(sleepTimer))
+        table.register(
+            CommandSpec("playnow", minimumArguments: 1, maximumArguments: nil, [.add, .control]), .deferred(playNow))
         return table
     }()
 
@@ -119,6 +121,44 @@ enum Commands {
             _ = try Argument.unsigned(text)
         }
         return try await request(.play, service, call)
+    }
+
+    /// `playnow URI...`: replaces the queue with what the URIs name and plays the first song that
+    /// opens. Every URI is resolved and songs are opened in order until one can play before anything
+    /// changes: a URI that cannot be queued, or songs none of which can play, are refused (each song's
+    /// reason in the ACK) with the queue, the current song, the position and the play state untouched.
+    private static func playNow(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let (paths, first) = try await FileSystemWork.run { cancellation throws(Ack) in
+            var paths: [String] = []
+            for uri in call.arguments {
+                paths += try service.resolve(uri, for: call.session, command: call.name, cancellation: cancellation)
+                guard paths.count <= Queue.defaultMaximumLength else {
+                    throw Ack(
+                        .playlistMax, "more than \(Queue.defaultMaximumLength) songs, the queue's limit",
+                        command: call.name)
+                }
+            }
+            guard !paths.isEmpty else {
+                throw Ack(.noExist, "no MP3 files in \(call.arguments.joined(separator: ", "))", command: call.name)
+            }
+            var failures: [String] = []
+            for (index, path) in paths.enumerated() {
+                guard !cancellation.isCancelled else { throw Ack(.system, "cancelled", command: call.name) }
+                do throws(DecoderError) {
+                    _ = try MP3Decoder(path: path)
+                    return (paths, index)
+                } catch {
+                    failures.append(error.description)
+                }
+            }
+            throw Ack(.noExist, PlayerContext.summary(ofFailures: failures), command: call.name)
+        }
+        do throws(PlayerError) {
+            try await service.engine.replaceQueue(with: paths, playingFrom: first)
+        } catch {
+            throw Ack(error, command: call.name)
+        }
+        return call
     }
 
     private static func playID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {

@@ -5,10 +5,16 @@ import PlayerClient
     import Glibc
 #endif
 
-/// `play FILE...` replaces the queue and starts it; `play` alone starts or resumes.
+/// `play FILE...` replaces the queue and starts it; `play` alone starts or resumes. Either way it
+/// returns once a song plays, and fails, naming each song's reason, when none can.
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Play files, directories or .m3u playlists, replacing the queue; alone, start or resume.")
+        abstract: "Play files, directories or .m3u playlists, replacing the queue; alone, start or resume.",
+        discussion: """
+            With files, nothing changes unless one of them can play: a path that cannot be queued, or \
+            files none of which is playable MP3, leave the queue and the player as they were. Exits 0 \
+            once a song plays, 1 with each song's reason when none can.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -17,17 +23,44 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let connection = try self.global.connect()
-        guard !self.files.isEmpty else {
+        if self.files.isEmpty {
             _ = try connection.command("play")
-            return
+        } else {
+            let directory = currentDirectory()
+            let paths = self.files.map { absolutePath($0, currentDirectory: directory) }
+            do {
+                // playerd checks every path and opens songs until one plays before it touches the queue.
+                _ = try connection.command("playnow", paths)
+            } catch {
+                // Another MPD server has no `playnow` (ACK 5): clear, add and play in one list, as mpc does.
+                guard case .refused(code: 5, _, _) = error else { throw error }
+                _ = try connection.commandList([("clear", [])] + paths.map { ("add", [$0]) } + [("play", ["0"])])
+            }
         }
-        let directory = currentDirectory()
-        var commands: [(String, [String])] = [("clear", [])]
-        for file in self.files {
-            commands.append(("add", [absolutePath(file, currentDirectory: directory)]))
+        try waitUntilPlaying(connection)
+    }
+
+    /// Returns once the player plays (or holds a song paused); throws `ExitCode(1)` with the player's
+    /// error when it stopped instead: a song that failed, every song failed, or the output cannot open.
+    private func waitUntilPlaying(_ connection: MPDConnection) throws {
+        // A song that opens takes milliseconds; a server still preparing after this long is taken at
+        // its word that it plays.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            let status = try connection.status()
+            switch status.state {
+            case .play where status.audio != nil, .pause:
+                return
+            case .stop:
+                printError(status.error ?? (status.playlistLength == 0 ? "the queue is empty" : "nothing plays"))
+                throw ExitCode(ExitStatus.failed)
+            case .play:
+                // Preparing: the song has not opened yet.
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { return }
+                _ = try connection.idle(["player"], timeout: min(left, .seconds(1)))
+            }
         }
-        commands.append(("play", ["0"]))
-        _ = try connection.commandList(commands)
     }
 }
 

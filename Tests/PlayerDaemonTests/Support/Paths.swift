@@ -39,6 +39,11 @@ enum Paths {
             .appendingPathComponent(".build/debug/playerd").path
     }()
 
+    /// The `playerctl` built beside `playerd`.
+    static let playerctl: String = {
+        URL(fileURLWithPath: playerd).deletingLastPathComponent().appendingPathComponent("playerctl").path
+    }()
+
     /// Debian's mpc, the real MPD client the daemon must satisfy.
     static let mpc = "/usr/bin/mpc"
 
