@@ -19,6 +19,9 @@
 #      round trip meanwhile).
 #   E. `play` to the first frame at the output, and `pause` to the last: playerd writing WAV to a
 #      FIFO, mpd its fifo output, each read by engine-bench as fast as it is filled.
+#   F. One `add` of a directory of 20,000 MP3s (20 artists x 50 albums x 20 songs, hard links to one
+#      file): playerd walks the tree, mpd reads its database (updated beforehand); meanwhile a second
+#      client's `setvol` and `status` round trips. The tree exists only during F.
 # Every measurement alternates playerd and the peer (or runs them at the same moment: CPU). The table
 # is printed and written to .bench/bench.txt; no process is left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (35),
@@ -41,6 +44,10 @@ started=$(date +%s)
 
 # --- 0: tools, build, audio ---------------------------------------------------
 need_tools mpg123 mpd mpc sox lame pv valgrind
+# F's tree, left by an interrupted run, would swell mpd's database in every other section.
+LIBRARY="$BENCH/library"
+LIBRARY_SONGS=20000
+rm -rf "$LIBRARY"
 scripts/setup.sh build >&2
 build_release playerd playfile daemon-bench engine-bench
 PLAYERD="$RELEASE/playerd"
@@ -331,6 +338,33 @@ stop "$pid"
 row "play to first frame p50 (ms)" %.2f play50-mine mpd play50-peer "<= 0.5"
 row "play to first frame p99 (ms)" %.2f play99-mine mpd play99-peer ""
 row "pause to last frame p50 (ms)" %.2f pause50-mine mpd pause50-peer ""
+
+# --- F: adding a large directory ----------------------------------------------------
+log "F: add of a directory of $LIBRARY_SONGS songs ($ROUNDS rounds), another client's round trips meanwhile"
+make_mp3 5 "$BENCH/five-seconds-cbr128.mp3" -b 128
+SCRATCH+=("$LIBRARY")
+mkdir -p "$LIBRARY/artist-01/album-01"
+for song in $(seq -w 1 20); do ln "$BENCH/five-seconds-cbr128.mp3" "$LIBRARY/artist-01/album-01/$song.mp3"; done
+for album in $(seq -w 2 50); do cp -al "$LIBRARY/artist-01/album-01" "$LIBRARY/artist-01/album-$album"; done
+for artist in $(seq -w 2 20); do cp -al "$LIBRARY/artist-01" "$LIBRARY/artist-$artist"; done
+MINE_PID=$(kv pid <<<"$(start_playerd)")
+PEER_PID=$(kv pid <<<"$(start_mpd "$MPD_NULL" "$MPD_SOCKET")")
+ready_mpd "$MPD_SOCKET"
+for ((i = 0; i < ROUNDS; i++)); do
+    for who in $( ((i % 2)) && echo "peer mine" || echo "mine peer"); do
+        socket=$([[ $who == mine ]] && echo "$PLAYERD_SOCKET" || echo "$MPD_SOCKET")
+        out=$("$DB" add-dir "$socket" library "$LIBRARY_SONGS") || die "adding the library on $who: $out"
+        add "adddir-$who" "$(kv add_ms <<<"$out")"
+        add "addwait50-$who" "$(awk '{ print $1 / 1000 }' <<<"$(kv others_p50_us <<<"$out")")"
+        add "addwaitmax-$who" "$(awk '{ print $1 / 1000 }' <<<"$(kv others_max_us <<<"$out")")"
+    done
+done
+stop "$MINE_PID"
+stop "$PEER_PID"
+rm -rf "$LIBRARY"
+row "add of a $LIBRARY_SONGS-song directory (ms)" %.0f adddir-mine mpd adddir-peer "< 2000 ms"
+row "another client's wait during it, p50 (ms)" %.3f addwait50-mine mpd addwait50-peer ""
+row "another client's wait during it, max (ms)" %.1f addwaitmax-mine mpd addwaitmax-peer "as when idle"
 
 # --- the table --------------------------------------------------------------------------
 NOTES+=("Ratio: playerd / peer; below 1 is better, except for throughput, where above 1 is.")

@@ -7,6 +7,8 @@
 //   daemon-bench clients SOCKET COUNT PID REQUESTS    the daemon's RSS growth with COUNT idle clients,
 //                                                     and REQUESTS `status` round trips beside them
 //   daemon-bench rss PID                              a process's resident memory, now
+//   daemon-bench add-dir SOCKET URI EXPECTED          one `add` of a directory, timed, with another
+//                                                     client's round trips during it
 // Results are printed as `key value` lines on stdout for scripts (scripts/bench-daemon.sh) to collect;
 // a failure is one `daemon-bench: ...` line on stderr and exit status 1.
 
@@ -46,7 +48,10 @@ enum BenchFailure: Error, CustomStringConvertible {
 enum DaemonBench {
     /// Every mode, in the order the usage text lists them.
     static var commands: [any BenchCommand.Type] {
-        [StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self]
+        [
+            StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self,
+            AddDirectoryCommand.self,
+        ]
     }
 
     static func main() {

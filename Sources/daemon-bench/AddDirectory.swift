@@ -1,0 +1,104 @@
+// The `add-dir` mode: how long a daemon takes to answer `add DIRECTORY` for a large tree, and how long
+// another client waits for its own commands meanwhile: a walk must hold nobody else up.
+
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `daemon-bench add-dir SOCKET URI EXPECTED`: clears the queue, adds URI with one `add`, and checks
+/// that the queue then holds EXPECTED songs. Meanwhile a second client sends `setvol` and `status`
+/// in turn. Prints `add_ms`, and the second client's `others_requests`, `others_p50_us` and
+/// `others_max_us` during the add.
+enum AddDirectoryCommand: BenchCommand {
+    static let name = "add-dir"
+    static let usage = "daemon-bench add-dir SOCKET URI EXPECTED"
+
+    static func run(_ arguments: [String]) throws(BenchFailure) {
+        guard arguments.count == 3 else { throw .usage(self.usage) }
+        let expected = try integerArgument(arguments[2], named: "EXPECTED", atLeast: 0, usage: self.usage)
+        let adder = try openSession(arguments[0])
+        if let failure = adder.request("clear\n").failure(of: "clear") { throw .daemon(failure) }
+        let other = try OtherClient(socket: arguments[0])
+
+        let started = monotonicNanoseconds()
+        let answer = adder.request("add \(quoted(arguments[1]))\n")
+        let elapsed = monotonicNanoseconds() - started
+        let waits = try other.stop()
+        if let failure = answer.failure(of: "add") { throw .daemon(failure) }
+
+        guard case .ok(let lines, _) = adder.request("status\n", keepingLines: true),
+            let line = lines.first(where: { $0.hasPrefix("playlistlength: ") }),
+            let length = Int(line.dropFirst("playlistlength: ".count))
+        else {
+            throw .daemon("status after the add has no playlistlength")
+        }
+        guard length == expected else { throw .daemon("the add queued \(length) songs, not \(expected)") }
+        print("add_ms \(Double(elapsed) / 1e6)")
+        print("others_requests \(waits.count)")
+        print("others_p50_us \(Double(waits[waits.count / 2]) / 1000)")
+        print("others_max_us \(Double(waits.last!) / 1000)")
+    }
+}
+
+/// A client on a thread of its own that sends `setvol 50` and `status` in turn, timing each, until
+/// stopped.
+private final class OtherClient: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    private let waits = Mutex<[Int64]>([])
+    private let problem = Mutex<String?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Connects and starts sending; returns once the first answer came, so the add starts beside it.
+    init(socket: String) throws(BenchFailure) {
+        let ready = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            defer { self.finished.signal() }
+            let connection: Connection
+            do throws(BenchFailure) {
+                connection = try openSession(socket)
+            } catch {
+                self.problem.withLock { $0 = error.description }
+                ready.signal()
+                return
+            }
+            var first = true
+            var samples: [Int64] = []
+            while !self.stopping.load(ordering: .relaxed) {
+                for request in ["setvol 50\n", "status\n"] {
+                    let start = monotonicNanoseconds()
+                    let answer = connection.request(request)
+                    samples.append(monotonicNanoseconds() - start)
+                    if let failure = answer.failure(of: request) {
+                        self.problem.withLock { $0 = failure }
+                        self.stopping.store(true, ordering: .relaxed)
+                    }
+                }
+                if first {
+                    first = false
+                    ready.signal()
+                }
+            }
+            let taken = samples
+            self.waits.withLock { $0 = taken }
+        }
+        ready.wait()
+        if let problem = self.problem.withLock({ $0 }) {
+            throw .daemon("the other client: \(problem)")
+        }
+    }
+
+    /// Stops the client and returns its round trips, in nanoseconds, shortest first.
+    func stop() throws(BenchFailure) -> [Int64] {
+        self.stopping.store(true, ordering: .relaxed)
+        self.finished.wait()
+        if let problem = self.problem.withLock({ $0 }) {
+            throw .daemon("the other client: \(problem)")
+        }
+        let sorted = self.waits.withLock { $0.sorted() }
+        guard !sorted.isEmpty else { throw .daemon("the other client sent nothing") }
+        return sorted
+    }
+}
