@@ -427,7 +427,7 @@ enum Commands {
         _ service: PlayerService,
         _ call: CommandCall
     ) async throws(Ack) -> CommandCall {
-        try await FileSystemWork.run { cancellation throws(Ack) in
+        try await FileSystemWork.run(on: .songInfo) { cancellation throws(Ack) in
             var call = call
             for (position, entry) in entries {
                 if cancellation.isCancelled { break }
