@@ -132,10 +132,9 @@ enum Commands {
             var paths: [String] = []
             for uri in call.arguments {
                 paths += try service.resolve(uri, for: call.session, command: call.name, cancellation: cancellation)
-                guard paths.count <= Queue.defaultMaximumLength else {
-                    throw Ack(
-                        .playlistMax, "more than \(Queue.defaultMaximumLength) songs, the queue's limit",
-                        command: call.name)
+                let limit = service.configuration.maximumQueueLength
+                guard paths.count <= limit else {
+                    throw Ack(.playlistMax, "more than \(limit) songs, the queue's limit", command: call.name)
                 }
             }
             guard !paths.isEmpty else {

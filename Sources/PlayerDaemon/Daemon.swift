@@ -34,7 +34,8 @@ public final class Daemon: Sendable {
         if let stateFile {
             try stateFile.checkWritable()
             (context, saved) = StatePersistence.restore(
-                from: stateFile, logger: logger, releasesOutputOnPause: configuration.releasesOutputOnPause)
+                from: stateFile, logger: logger, releasesOutputOnPause: configuration.releasesOutputOnPause,
+                maximumQueueLength: configuration.maximumQueueLength)
         }
         let service = PlayerService(configuration: configuration, context: context)
         self.service = service

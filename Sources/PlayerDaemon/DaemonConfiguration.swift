@@ -1,4 +1,5 @@
 import Audio
+import PlayerCore
 
 /// How the daemon runs: where it listens, what it plays on, its limits.
 public struct DaemonConfiguration: Sendable {
@@ -14,6 +15,8 @@ public struct DaemonConfiguration: Sendable {
     public var stateFile: String?
     /// Clients connected at once; the next one gets an ACK and is disconnected.
     public var maximumClients = 64
+    /// Songs the queue holds at most (MPD's `max_playlist_length`); a directory walk stops there too.
+    public var maximumQueueLength = Queue.defaultMaximumLength
     /// The longest request line, in bytes.
     public var maximumLineLength = 65536
     /// Whether pausing releases the sound device.

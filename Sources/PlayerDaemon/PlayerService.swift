@@ -21,7 +21,10 @@ public final class PlayerService: Sendable {
         self.configuration = configuration
         let engine = AudioEngine(
             configuration: EngineConfiguration(output: configuration.output),
-            context: context ?? PlayerContext(releasesOutputOnPause: configuration.releasesOutputOnPause))
+            context: context
+                ?? PlayerContext(
+                    queue: Queue(maximumLength: configuration.maximumQueueLength),
+                    releasesOutputOnPause: configuration.releasesOutputOnPause))
         self.engine = engine
         self.startedAt = engine.now()
         let hub = self.hub
@@ -85,7 +88,7 @@ public final class PlayerService: Sendable {
         let result: QueueLoader.Result
         do {
             result = try QueueLoader.expand(
-                path, limits: QueueLoader.Limits(maximumSongs: Queue.defaultMaximumLength),
+                path, limits: QueueLoader.Limits(maximumSongs: self.configuration.maximumQueueLength),
                 cancellation: cancellation)
         } catch {
             let code: AckCode =

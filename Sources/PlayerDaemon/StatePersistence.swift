@@ -35,9 +35,12 @@ final class StatePersistence: Sendable {
     /// The context a saved state stands for: its queue (files that vanished since are skipped with a
     /// note), modes and volume. A missing file gives an empty player; a corrupt one is kept aside
     /// under another name, logged, and the player starts empty.
-    static func restore(from file: StateFile, logger: Logger, releasesOutputOnPause: Bool) -> (
-        PlayerContext, SavedState?
-    ) {
+    static func restore(
+        from file: StateFile,
+        logger: Logger,
+        releasesOutputOnPause: Bool,
+        maximumQueueLength: Int = Queue.defaultMaximumLength
+    ) -> (PlayerContext, SavedState?) {
         var saved: SavedState?
         do {
             if let text = try file.read() {
@@ -54,7 +57,8 @@ final class StatePersistence: Sendable {
                 }
             }
         }
-        var context = PlayerContext(releasesOutputOnPause: releasesOutputOnPause)
+        var context = PlayerContext(
+            queue: Queue(maximumLength: maximumQueueLength), releasesOutputOnPause: releasesOutputOnPause)
         guard var state = saved else { return (context, nil) }
 
         var kept: [String] = []
@@ -67,9 +71,15 @@ final class StatePersistence: Sendable {
             if position == state.current { current = kept.count }
             kept.append(path)
         }
+        if kept.count > maximumQueueLength {
+            // A lower limit than the saved queue's length keeps its start rather than none of it.
+            logger.warning("the saved queue holds \(kept.count) songs; keeping the first \(maximumQueueLength)")
+            kept.removeLast(kept.count - maximumQueueLength)
+            if let position = current, position >= kept.count { current = nil }
+        }
         state.paths = kept
         state.current = current
-        var queue = Queue()
+        var queue = Queue(maximumLength: maximumQueueLength)
         _ = try? queue.add(kept)
         queue.repeatMode = state.repeatMode
         queue.single = state.single

@@ -38,6 +38,9 @@ struct CommandLineOptions {
             name: "max-clients", value: "count", environment: "PLAYERD_MAX_CLIENTS",
             help: "Clients connected at once (default 64)."),
         OptionSpec(
+            name: "max-queue-length", value: "count", environment: "PLAYERD_MAX_QUEUE_LENGTH",
+            help: "Songs the queue holds at most; also where adding a directory stops (default 1000000)."),
+        OptionSpec(
             name: "release-on-pause", value: nil, environment: "PLAYERD_RELEASE_ON_PAUSE",
             help: "Release the sound device while paused (env value 1)."),
         OptionSpec(

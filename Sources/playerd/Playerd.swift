@@ -79,6 +79,12 @@ enum Playerd {
             }
             configuration.maximumClients = limit
         }
+        if let text = options["max-queue-length"] {
+            guard let limit = Int(text), limit > 0 else {
+                throw UsageError("invalid --max-queue-length \"\(text)\": expected a whole number of at least 1")
+            }
+            configuration.maximumQueueLength = limit
+        }
         configuration.releasesOutputOnPause = options.flag("release-on-pause")
         return configuration
     }

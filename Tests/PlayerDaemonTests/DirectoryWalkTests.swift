@@ -23,6 +23,24 @@ struct DirectoryWalkTests {
         }
     }
 
+    @Test("a walk past the queue's limit is refused whole with an ACK naming the limit")
+    func theQueueLimitEndsAWalk() throws {
+        var options = RunningPlayerd.Options()
+        options.extraArguments = ["--max-queue-length", "5"]
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            _ = try client.command("add one-second.mp3")
+            let answer = try client.command("add \"\(Paths.fixtures)\"").last
+            #expect(answer == "ACK [51@0] {add} \(Paths.fixtures): more than 5 songs, the queue's limit")
+            #expect(try client.fields("status")["playlistlength"] == "1")
+
+            let played = try runProgram(Paths.playerctl, ["--socket", daemon.socketPath, "play", Paths.fixtures])
+            #expect(played.status == 1)
+            #expect(played.stderr.contains("more than 5 songs, the queue's limit"))
+            #expect(try client.fields("status")["playlistlength"] == "1")
+        }
+    }
+
     @Test("while one client's add walks the whole file system, every other client is answered")
     func aWalkHoldsNobodyUp() throws {
         try withPlayerd { daemon in

@@ -251,6 +251,25 @@ struct ServiceTests {
         try daemon.stop()
     }
 
+    @Test("a saved queue longer than --max-queue-length keeps its first songs, and says so")
+    func savedQueuePastTheLimit() throws {
+        let directory = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let songs = ["one-second.mp3", "stereo-44k-cbr.mp3", "tagged-id3v1.mp3"]
+        let state =
+            "playerd-state 1\nvolume: 100\nstate: stop\n"
+            + songs.map { "song: \(Paths.fixture($0))\n" }.joined() + "end\n"
+        try state.write(toFile: directory + "/state", atomically: true, encoding: .utf8)
+        var options = RunningPlayerd.Options()
+        options.stateFile = directory + "/state"
+        options.extraArguments = ["--max-queue-length", "2"]
+        let daemon = try RunningPlayerd(options)
+        let queued = try daemon.connect().command("playlistinfo").filter { $0.hasPrefix("file: ") }
+        #expect(queued == ["file: one-second.mp3", "file: stereo-44k-cbr.mp3"])
+        #expect(daemon.log.contains("the saved queue holds 3 songs; keeping the first 2"))
+        try daemon.stop()
+    }
+
     @Test("an unwritable state directory is a clear error at start")
     func unwritableStateDirectory() throws {
         let directory = try Paths.makeTemporaryDirectory()
