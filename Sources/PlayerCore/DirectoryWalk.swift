@@ -258,6 +258,10 @@ struct DirectoryWalk {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw QueueLoaderError(path: path, reason: .lastError()) }
         defer { close(descriptor) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0 && Int(status.st_size) > QueueLoader.maximumPlaylistBytes {
+            throw QueueLoaderError(path: path, reason: .playlistTooLarge)
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -268,6 +272,9 @@ struct DirectoryWalk {
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[..<count])
+            if bytes.count > QueueLoader.maximumPlaylistBytes {
+                throw QueueLoaderError(path: path, reason: .playlistTooLarge)
+            }
         }
     }
 }

@@ -31,6 +31,8 @@ public struct QueueLoaderError: Error, Equatable, Sendable, CustomStringConverti
         case tooManySongs(limit: Int)
         /// The walk was called off before it ended (its client went away).
         case cancelled
+        /// A playlist file larger than any real one (`QueueLoader.maximumPlaylistBytes`).
+        case playlistTooLarge
         /// Any other system error, with the system's message.
         case system(String)
 
@@ -47,6 +49,7 @@ public struct QueueLoaderError: Error, Equatable, Sendable, CustomStringConverti
             case .kernelFileSystem(let name): "a kernel file system (\(name)), which holds no music"
             case .tooManySongs(let limit): "more than \(limit) songs, the queue's limit"
             case .cancelled: "cancelled"
+            case .playlistTooLarge: "too large for a playlist (over \(QueueLoader.maximumPlaylistBytes >> 20) MiB)"
             case .system(let message): message
             }
         }
@@ -85,6 +88,10 @@ public struct QueueLoaderError: Error, Equatable, Sendable, CustomStringConverti
 /// Paths come back absolute, with `.` and `..` resolved by name as a shell's `cd` does. The walk stops
 /// with an error once it has found more than `limits.maximumSongs` songs or its `cancellation` fires.
 public enum QueueLoader {
+    /// The largest playlist file read: 64 MiB holds over half a million lines, more than any real
+    /// playlist, and keeps a renamed video or disk image from being read whole into memory.
+    public static let maximumPlaylistBytes = 64 << 20
+
     /// Bounds on one expansion.
     public struct Limits: Sendable {
         /// The most songs an expansion may give; one more ends it with `tooManySongs`.

@@ -257,6 +257,13 @@ struct QueueLoaderTests {
             try QueueLoader.expand(tree.path("music"), limits: QueueLoader.Limits(maximumSongs: 4)).paths.count == 4)
     }
 
+    @Test func aPlaylistLargerThanAnyRealOneIsRefused() throws {
+        let tree = try TemporaryTree()
+        let path = try tree.file("huge.m3u")
+        #expect(truncate(path, off_t(QueueLoader.maximumPlaylistBytes + 1)) == 0)
+        #expect(throws: QueueLoaderError(path: path, reason: .playlistTooLarge)) { try QueueLoader.expand(path) }
+    }
+
     @Test func aCancelledWalkEndsAndSaysSo() throws {
         let tree = try TemporaryTree()
         try tree.file("music/a.mp3")
