@@ -1,13 +1,21 @@
 import ControlProtocol
-import Dispatch
+import NIOPosix
 import PlayerCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Runs work that blocks on the file system (directory walks, probing and tagging songs) on threads of
 /// its own. Command handlers run on Swift's cooperative pool, which has one thread per core: a walk of
 /// a large tree held there stalled every other client's `setvol`, `play` and `clear` behind it.
+///
+/// The threads run at a lower CPU priority (nice 10) than the event loops and the audio thread, so
+/// that however many clients walk huge trees at once, the rest are answered as if nothing walked;
+/// there are few of them, so walks queue rather than multiply threads.
 enum FileSystemWork {
-    /// Which kind of work: each has its own threads, so that clients walking huge trees at once delay
-    /// neither each other's song blocks nor anything else.
+    /// Which kind of work: each has its own threads, so that clients walking huge trees delay nobody's
+    /// song blocks.
     enum Lane {
         /// Directory and playlist walks, and opening songs to see whether they play.
         case walks
@@ -15,8 +23,17 @@ enum FileSystemWork {
         case songInfo
     }
 
-    private static let walks = DispatchQueue(label: "playerd.walks", qos: .utility, attributes: .concurrent)
-    private static let songInfo = DispatchQueue(label: "playerd.song-info", qos: .utility, attributes: .concurrent)
+    private static let walks = Self.startedPool(threads: 4)
+    private static let songInfo = Self.startedPool(threads: 2)
+
+    /// The nice value of the threads: below the daemon's other threads, whatever the machine's load.
+    static let niceness: Int32 = 10
+
+    private static func startedPool(threads: Int) -> NIOThreadPool {
+        let pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
+        return pool
+    }
 
     /// Runs `body` on `lane`, off the cooperative pool, and returns what it returned. Cancelling the
     /// calling task (its client went away) fires the `WalkCancellation` handed to `body`, which a walk
@@ -26,10 +43,12 @@ enum FileSystemWork {
         _ body: @escaping @Sendable (WalkCancellation) throws(Ack) -> Value
     ) async throws(Ack) -> Value {
         let cancellation = WalkCancellation()
-        let queue = lane == .walks ? Self.walks : Self.songInfo
+        let pool = lane == .walks ? Self.walks : Self.songInfo
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, Ack>, Never>) in
-                queue.async {
+                pool.submit { _ in
+                    // On Linux the nice value belongs to the thread: this one, which only ever runs this work.
+                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
                     continuation.resume(returning: Result { () throws(Ack) in try body(cancellation) })
                 }
             }

@@ -62,6 +62,15 @@ struct DirectoryWalkTests {
         }
     }
 
+    @Test("file-system work runs on threads of lower CPU priority than the rest of the daemon")
+    func walksRunNiced() async throws {
+        for lane in [FileSystemWork.Lane.walks, .songInfo] {
+            let nice = try await FileSystemWork.run(on: lane) { _ in getpriority(__priority_which_t(0), 0) }
+            // At least 10: a test run under `nice` starts its threads higher already.
+            #expect(nice >= FileSystemWork.niceness)
+        }
+    }
+
     @Test("a walk whose client goes away is cancelled: the work stops, the daemon stays")
     func cancellationReachesTheWalk() async throws {
         let started = Flag()
