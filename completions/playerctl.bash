@@ -610,7 +610,7 @@ _playerctl_wait() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __playerctl_add_completions -W 'play'$'\n''pause'$'\n''stop'$'\n''playing'$'\n''paused'$'\n''stopped'
+        __playerctl_add_completions -W 'ready'$'\n''play'$'\n''pause'$'\n''stop'$'\n''playing'$'\n''paused'$'\n''stopped'
         return
         ;;
     esac

@@ -141,7 +141,7 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional 
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'random' -d 'Play the queue in a shuffled order: on, off, or toggle.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'single' -d 'Stop after each song (or repeat it): on, off, oneshot, or toggle.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'consume' -d 'Remove each song from the queue once played: on, off, or toggle.'
-complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'wait' -d 'Wait until the player is playing, paused or stopped.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'wait' -d 'Wait until playerd answers, or until the player is playing, paused or stopped.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl play" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl play" -ge 1' -F
@@ -204,6 +204,6 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_op
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl consume" -eq 1' -fka 'on off'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl consume" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl wait" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
-complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl wait" -eq 1' -fka 'play pause stop playing paused stopped'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl wait" -eq 1' -fka 'ready play pause stop playing paused stopped'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl wait" timeout' -l 'timeout' -d 'Give up after this long.' -rfka ''
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl wait" h help' -s 'h' -l 'help' -d 'Show help information.'

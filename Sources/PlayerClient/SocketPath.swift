@@ -13,6 +13,13 @@ public func defaultSocketPath() -> String {
     return defaultSocketPath(environment: environment, userID: getuid())
 }
 
+/// How to start playerd, for a user who found it not running: root is told of the system service,
+/// anyone else of their user service; both of running it by hand on `socketPath`.
+public func startAdvice(socketPath: String, userID: UInt32) -> String {
+    let unit = userID == 0 ? "systemctl start playerd.socket" : "systemctl --user start playerd.socket"
+    return "start it with: \(unit), or by hand: playerd --socket \(socketPath)"
+}
+
 /// Where playerd listens: `$PLAYERD_SOCKET` if set, else `$XDG_RUNTIME_DIR/playerd/socket`, else
 /// `/run/playerd/socket` for root (the system service), else `/run/user/UID/playerd/socket`. An
 /// empty variable counts as unset, as shells treat `VAR=`.

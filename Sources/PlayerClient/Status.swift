@@ -20,6 +20,14 @@ public struct Status: Sendable, Hashable {
         case oneshot
     }
 
+    /// playerd's sleep timer: when playback stops by itself.
+    public enum SleepTimer: Sendable, Hashable {
+        /// After this many seconds.
+        case after(Double)
+        /// At the end of the current song.
+        case endOfSong
+    }
+
     /// Playing, paused or stopped.
     public var state: PlaybackState
     /// The current song's 0-based queue position.
@@ -52,13 +60,18 @@ public struct Status: Sendable, Hashable {
     public var audio: String?
     /// The last playback error, until it is cleared.
     public var error: String?
+    /// Seconds until a timed pause ends by itself (playerd's `resumein`); nil when none runs.
+    public var resumesIn: Double?
+    /// The sleep timer (playerd's `sleeptimer`); nil when none is set.
+    public var sleepTimer: SleepTimer?
 
     /// Creates a status from its parts; everything not given is unknown, off or empty.
     public init(
         state: PlaybackState, song: Int? = nil, songID: Int? = nil, nextSong: Int? = nil, nextSongID: Int? = nil,
         playlistLength: Int = 0, volume: Int? = nil, repeat: Bool = false, random: Bool = false,
         single: Single = .off, consume: Bool = false, elapsed: Double? = nil, duration: Double? = nil,
-        bitrate: Int? = nil, audio: String? = nil, error: String? = nil
+        bitrate: Int? = nil, audio: String? = nil, error: String? = nil, resumesIn: Double? = nil,
+        sleepTimer: SleepTimer? = nil
     ) {
         self.state = state
         self.song = song
@@ -76,6 +89,8 @@ public struct Status: Sendable, Hashable {
         self.bitrate = bitrate
         self.audio = audio
         self.error = error
+        self.resumesIn = resumesIn
+        self.sleepTimer = sleepTimer
     }
 
     /// Decodes `status`'s fields. Keys it does not know are skipped; a known key with a value it cannot
@@ -121,6 +136,8 @@ public struct Status: Sendable, Hashable {
             case "bitrate": self.bitrate = try integer(key, value)
             case "audio": self.audio = value
             case "error": self.error = value
+            case "resumein": self.resumesIn = try seconds(key, value)
+            case "sleeptimer": self.sleepTimer = value == "end" ? .endOfSong : .after(try seconds(key, value))
             default: break
             }
         }

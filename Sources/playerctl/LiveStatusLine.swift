@@ -34,8 +34,9 @@ struct LiveStatusLine {
             while true {
                 let (status, song) = try statusAndSong(self.connection)
                 writeAll(STDOUT_FILENO, "\r" + LiveStatusLine.fitted(LiveStatusLine.line(status, song)) + "\u{1B}[K")
-                _ = try self.connection.idle(
-                    LiveStatusLine.subsystems, timeout: status.state == .play ? LiveStatusLine.tick : nil)
+                // A clock that moves (playing, or a timer counting down) redraws every tick.
+                let counting = status.state == .play || status.resumesIn != nil || status.sleepTimer != nil
+                _ = try self.connection.idle(LiveStatusLine.subsystems, timeout: counting ? LiveStatusLine.tick : nil)
             }
         } catch {
             writeAll(STDOUT_FILENO, "\n")
@@ -43,10 +44,12 @@ struct LiveStatusLine {
         }
     }
 
-    /// `[playing] Title - Artist  0:42/3:10 [####----------------] 22%`.
+    /// `[playing] Title - Artist  0:42/3:10 [####----------------] 22%`, then the timers if any:
+    /// `(resumes in 0:04)`.
     static func line(_ status: Status, _ song: Song?) -> String {
+        let timers = timerText(status).map { "  (\($0))" } ?? ""
         guard status.state != .stop, let song else {
-            return "[\(stateWord(status.state))]"
+            return "[\(stateWord(status.state))]" + timers
         }
         let elapsed = status.elapsed ?? 0
         let duration = status.duration ?? song.duration ?? 0
@@ -55,7 +58,7 @@ struct LiveStatusLine {
         let bar =
             String(repeating: "#", count: filled) + String(repeating: "-", count: LiveStatusLine.barWidth - filled)
         return "[\(stateWord(status.state))] \(songTitle(song))  \(formatDuration(elapsed))/\(formatDuration(duration))"
-            + " [\(bar)] \(done)%"
+            + " [\(bar)] \(done)%" + timers
     }
 
     // A line wider than the terminal wraps, and `\r` then only goes back to the start of its last row.

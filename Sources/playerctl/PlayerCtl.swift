@@ -15,7 +15,7 @@ struct PlayerCtl: ParsableCommand {
         discussion: """
             Positions in the queue count from 1. Durations read like 90, 2.5, 30s, 1m30s, 20m, 1h, 1:30 \
             or 1:02:03. Exit status: 0 done, 1 the daemon refused (its message is printed), 2 usage error, \
-            3 the daemon is not running.
+            3 the daemon is not running, 4 a wait timed out.
             """,
         subcommands: [
             Play.self, Pause.self, PlayPause.self, Stop.self, Next.self, Previous.self, Seek.self,
@@ -57,7 +57,7 @@ struct PlayerCtl: ParsableCommand {
         switch error {
         case .notRunning(let path):
             printError("playerd is not running: no socket at \(path)")
-            printError("start it with: playerd --socket \(path) (or systemctl --user start playerd)")
+            printError(startAdvice(socketPath: path, userID: geteuid()))
             return ExitStatus.notRunning
         case .refused(_, _, let message):
             printError(message)
@@ -85,6 +85,8 @@ enum ExitStatus {
     static let usage: Int32 = 2
     /// Nothing listens on the control socket.
     static let notRunning: Int32 = 3
+    /// `wait` gave up: its --timeout passed first.
+    static let timedOut: Int32 = 4
 }
 
 /// The options every verb takes.
@@ -96,9 +98,12 @@ struct GlobalOptions: ParsableArguments {
         completion: .file())
     var socket: String?
 
+    /// The socket to talk to: --socket, else the default.
+    var socketPath: String { self.socket ?? defaultSocketPath() }
+
     /// Connects to the daemon.
     func connect() throws(ClientError) -> MPDConnection {
-        try MPDConnection(socketPath: self.socket ?? defaultSocketPath())
+        try MPDConnection(socketPath: self.socketPath)
     }
 }
 

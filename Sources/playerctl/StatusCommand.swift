@@ -68,7 +68,12 @@ struct Metadata: ParsableCommand {
             return
         }
         for (key, value) in fields {
-            print("\(key): \(value)")
+            // Positions count from 1 everywhere in playerctl; MPD's `Pos` counts from 0.
+            if key == "Pos", let position = Int(value) {
+                print("Pos: \(position + 1)")
+            } else {
+                print("\(key): \(value)")
+            }
         }
     }
 }
@@ -96,14 +101,34 @@ func statusText(_ status: Status, _ song: Song?) -> String {
     let volume = String(repeating: " ", count: max(0, 4 - level.count)) + level
     text += "volume:\(volume)   repeat: \(onOff(status.repeat))   random: \(onOff(status.random))   "
     text += "single: \(singleWord(status.single))   consume: \(onOff(status.consume))\n"
+    if let timers = timerText(status) {
+        text += timers + "\n"
+    }
     if let error = status.error {
         text += "ERROR: \(error)\n"
     }
     return text
 }
 
+/// `resumes in 0:04`, `stops in 19:59`, `stops at the end of this song`, or both: what playerd's timers
+/// will do; nil when none is set.
+func timerText(_ status: Status) -> String? {
+    var parts: [String] = []
+    if let resumesIn = status.resumesIn {
+        parts.append("resumes in \(formatDuration(resumesIn))")
+    }
+    switch status.sleepTimer {
+    case .after(let seconds): parts.append("stops in \(formatDuration(seconds))")
+    case .endOfSong: parts.append("stops at the end of this song")
+    case nil: break
+    }
+    return parts.isEmpty ? nil : parts.joined(separator: ", ")
+}
+
 /// `status --json`: numbers as numbers, booleans as booleans, what is unknown as null. `song` is the
-/// 1-based queue position, as everywhere in playerctl; `single` is true, false or "oneshot".
+/// 1-based queue position, as everywhere in playerctl; `single` is true, false or "oneshot";
+/// `resumes_in` and `stops_in` are the seconds left on a timed pause and a sleep timer, and
+/// `stops_at_end` says the sleep timer stops at the end of the song.
 func statusJSON(_ status: Status, _ song: Song?) -> String {
     var object = JSONObject()
     object.add("state", .string(stateWord(status.state)))
@@ -127,6 +152,10 @@ func statusJSON(_ status: Status, _ song: Song?) -> String {
     object.add("single", single)
     object.add("consume", .bool(status.consume))
     object.add("error", status.error.map(JSONValue.string) ?? .null)
+    object.add("resumes_in", status.resumesIn.map(JSONValue.seconds) ?? .null)
+    let stopsIn: Double? = if case .after(let seconds) = status.sleepTimer { seconds } else { nil }
+    object.add("stops_in", stopsIn.map(JSONValue.seconds) ?? .null)
+    object.add("stops_at_end", .bool(status.sleepTimer == .endOfSong))
     return object.text
 }
 

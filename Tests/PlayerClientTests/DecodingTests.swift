@@ -54,6 +54,18 @@ struct DecodingTests {
         #expect(status == Status(state: .stop, volume: nil, random: true))
     }
 
+    @Test("playerd's timers: resumein and sleeptimer, in seconds or at the end of the song")
+    func timers() throws {
+        let paused = try Status(fields: fields("state: pause\nresumein: 4.250\nsleeptimer: 1199.5"))
+        #expect(paused.resumesIn == 4.25)
+        #expect(paused.sleepTimer == .after(1199.5))
+        #expect(try Status(fields: fields("state: play\nsleeptimer: end")).sleepTimer == .endOfSong)
+        #expect(try Status(fields: fields("state: play")).sleepTimer == nil)
+        #expect(throws: ClientError.malformed("sleeptimer: soon")) {
+            try Status(fields: fields("state: play\nsleeptimer: soon"))
+        }
+    }
+
     @Test("an old server's time: field stands in for elapsed and duration")
     func timeField() throws {
         let status = try Status(fields: fields("state: pause\ntime: 12:180"))

@@ -22,7 +22,7 @@ private struct StatusJSON: Decodable {
 
     static let keys: Set<String> = [
         "state", "file", "title", "artist", "album", "elapsed", "duration", "volume", "song", "queue_length",
-        "repeat", "random", "single", "consume", "error",
+        "repeat", "random", "single", "consume", "error", "resumes_in", "stops_in", "stops_at_end",
     ]
 
     let state: String
@@ -160,7 +160,7 @@ final class MPDInteropTests {
         #expect(ContinuousClock.now - started < .seconds(5))
 
         let timedOut = try self.ctl("wait", "stop", "--timeout", "0.3")
-        #expect(timedOut.status == 1)
+        #expect(timedOut.status == 4)
         #expect(
             timedOut.stderr == "playerctl: timed out after 0.3s waiting for the player to be stopped; it is playing\n")
     }
@@ -365,7 +365,7 @@ struct PlayerctlErrorTests {
         #expect(
             result.stderr == """
                 playerctl: playerd is not running: no socket at \(path)
-                playerctl: start it with: playerd --socket \(path) (or systemctl --user start playerd)
+                playerctl: \(startAdvice(socketPath: path, userID: geteuid()))
 
                 """)
         #expect(result.stdout.isEmpty)

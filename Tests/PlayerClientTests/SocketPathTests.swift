@@ -19,6 +19,16 @@ struct SocketPathTests {
     func defaultPath(environment: [String: String], userID: UInt32, expected: String) {
         #expect(defaultSocketPath(environment: environment, userID: userID) == expected)
     }
+
+    @Test("not running: root is pointed at the system service, a user at their user service")
+    func startAdviceFollowsTheUser() {
+        #expect(
+            startAdvice(socketPath: "/run/playerd/socket", userID: 0)
+                == "start it with: systemctl start playerd.socket, or by hand: playerd --socket /run/playerd/socket")
+        #expect(
+            startAdvice(socketPath: "/tmp/s", userID: 1000)
+                == "start it with: systemctl --user start playerd.socket, or by hand: playerd --socket /tmp/s")
+    }
 }
 
 @Suite("paths sent to the daemon")
