@@ -27,8 +27,9 @@ struct PlayerctlScriptingTests {
             #expect(timers.hasPrefix("resumes in 0:2") || timers.hasPrefix("resumes in 0:30"), "\(text)")
             #expect(timers.contains(", stops in 19:5") || timers.contains(", stops in 20:00"), "\(text)")
 
-            let json = try JSONSerialization.jsonObject(
-                with: Data(try self.playerctl(socket, ["status", "--json"]).stdout.utf8)) as? [String: Any]
+            let json =
+                try JSONSerialization.jsonObject(
+                    with: Data(try self.playerctl(socket, ["status", "--json"]).stdout.utf8)) as? [String: Any]
             let resumesIn = try #require(json?["resumes_in"] as? Double)
             let stopsIn = try #require(json?["stops_in"] as? Double)
             #expect(resumesIn > 25 && resumesIn <= 30)
