@@ -26,8 +26,8 @@
 // line is waited for at most 5 s. The daemon keeps its state file in its own temporary directory, so
 // every transcript starts from an empty queue, volume 100 and every mode off.
 //
-// `TranscriptTests` runs every file directly in `Transcripts/`; the files in `Transcripts/bugs/` show one
-// reported daemon bug each and are run one by one by `KnownBugTests`.
+// `TranscriptTests` runs every file directly in `Transcripts/`; the files in `Transcripts/regressions/`
+// pin down one fixed daemon bug each and are run one by one by `RegressionTests`.
 //
 // The runner is strict, so that a transcript says everything the daemon sent: an answer must be matched
 // to its end (its `OK` or `ACK` line) before the same connection sends again (except while an `idle`
