@@ -30,10 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for _ in $(seq 100); do
-    [[ -S $socket ]] && break
-    sleep 0.05
-done
+"$bin/playerctl" --socket "$socket" wait ready --timeout 10s
 "$bin/playerctl" --socket "$socket" play Fixtures/stereo-44k-cbr.mp3 Fixtures/tagged-id3v24.mp3
 "$bin/playerctl" --socket "$socket" status --follow &
 follow=$!
