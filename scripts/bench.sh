@@ -21,7 +21,8 @@
 #      FIFO, mpd its fifo output, each read by engine-bench as fast as it is filled.
 #   F. One `add` of a directory of 20,000 MP3s (20 artists x 50 albums x 20 songs, hard links to one
 #      file): playerd walks the tree, mpd reads its database (updated beforehand); meanwhile a second
-#      client's `setvol` and `status` round trips. The tree exists only during F.
+#      client's `repeat 0` and `status` round trips (mpd's null output has no mixer for `setvol`).
+#      The tree exists only during F.
 # Every measurement alternates playerd and the peer (or runs them at the same moment: CPU). The table
 # is printed and written to .bench/bench.txt; no process is left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (35),

@@ -313,18 +313,26 @@ enum Commands {
     /// (100,000 adds took 4.5 s one trip each). Returns how many adds succeeded and the first failure;
     /// the ones before it stay done, as in MPD.
     static func addAll(_ service: PlayerService, _ calls: [CommandCall]) async -> (added: Int, failure: Ack?) {
-        var items: [(paths: [String], position: Int?)] = []
-        var failure: Ack?
-        for call in calls {
-            do throws(Ack) {
-                let paths = try await service.resolve(call.argument(0), for: call.session, command: call.name)
-                let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
-                items.append((paths, position))
-            } catch {
-                failure = error
-                break
+        // One trip to the walk threads for all of them: a trip each cost 100,000 adds 1.7 s more.
+        let resolved = try? await FileSystemWork.run {
+            cancellation throws(Ack) -> ([(paths: [String], position: Int?)], Ack?) in
+            var items: [(paths: [String], position: Int?)] = []
+            for call in calls {
+                do throws(Ack) {
+                    let paths = try service.resolve(
+                        call.argument(0), for: call.session, command: call.name, cancellation: cancellation)
+                    let position = try call.optionalArgument(1).map { text throws(Ack) in
+                        try Argument.unsigned(text)
+                    }
+                    items.append((paths, position))
+                } catch {
+                    return (items, error)
+                }
             }
+            return (items, nil)
         }
+        let (items, failure): ([(paths: [String], position: Int?)], Ack?) =
+            resolved ?? ([], Ack(.system, "cancelled", command: "add"))
         guard !items.isEmpty else { return (0, failure) }
         let batch = items
         let added: Int

@@ -9,7 +9,7 @@ import Synchronization
 #endif
 
 /// `daemon-bench add-dir SOCKET URI EXPECTED`: clears the queue, adds URI with one `add`, and checks
-/// that the queue then holds EXPECTED songs. Meanwhile a second client sends `setvol` and `status`
+/// that the queue then holds EXPECTED songs. Meanwhile a second client sends `repeat 0` and `status`
 /// in turn. Prints `add_ms`, and the second client's `others_requests`, `others_p50_us` and
 /// `others_max_us` during the add.
 enum AddDirectoryCommand: BenchCommand {
@@ -43,7 +43,7 @@ enum AddDirectoryCommand: BenchCommand {
     }
 }
 
-/// A client on a thread of its own that sends `setvol 50` and `status` in turn, timing each, until
+/// A client on a thread of its own that sends `repeat 0` and `status` in turn, timing each, until
 /// stopped.
 private final class OtherClient: Sendable {
     private let stopping = Atomic<Bool>(false)
@@ -67,7 +67,7 @@ private final class OtherClient: Sendable {
             var first = true
             var samples: [Int64] = []
             while !self.stopping.load(ordering: .relaxed) {
-                for request in ["setvol 50\n", "status\n"] {
+                for request in ["repeat 0\n", "status\n"] {
                     let start = monotonicNanoseconds()
                     let answer = connection.request(request)
                     samples.append(monotonicNanoseconds() - start)
