@@ -15,11 +15,15 @@ die() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
 set -m
 TMP=$(mktemp -d)
 SCRATCH=()   # files to remove on exit
-KILL_PIDS=() # processes started by others (daemon-bench start) to kill on exit
+# Processes started by others (daemon-bench start) to kill on exit, one pid a line. A file, not an
+# array: the functions that start them run inside $(...), whose changes to variables are lost.
+KILL_PIDS="$TMP/kill-pids"
 cleanup() {
     local rc=$? pids pid
     trap - EXIT INT TERM HUP
-    for pid in "${KILL_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+    if [[ -f $KILL_PIDS ]]; then
+        while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done <"$KILL_PIDS"
+    fi
     pids=$(jobs -p)
     if [[ -n $pids ]]; then
         # shellcheck disable=SC2046 # one "-PGID" word per job

@@ -137,7 +137,7 @@ start() {
     local out
     rm -f "$2"
     out=$("$DB" start "$2" -- "${@:3}") || die "$1 did not start: $out"
-    KILL_PIDS+=("$(kv pid <<<"$out")")
+    kv pid <<<"$out" >>"$KILL_PIDS"
     printf '%s\n' "$out"
 }
 # stop PID: SIGTERM, and wait until it is gone (it is daemon-bench's child, not ours).
