@@ -13,10 +13,18 @@ public func defaultSocketPath() -> String {
     return defaultSocketPath(environment: environment, userID: getuid())
 }
 
-/// How to start playerd, for a user who found it not running: root is told of the system service,
-/// anyone else of their user service; both of running it by hand on `socketPath`.
+/// How to start playerd, for a user who found it not running: root, and anyone whose socket is the
+/// system service's, is told of the system service; anyone else of their user service; both of
+/// running it by hand on `socketPath`.
 public func startAdvice(socketPath: String, userID: UInt32) -> String {
-    let unit = userID == 0 ? "systemctl start playerd.socket" : "systemctl --user start playerd.socket"
+    let unit =
+        if userID == 0 {
+            "systemctl start playerd.socket"
+        } else if socketPath == defaultSocketPath(environment: [:], userID: 0) {
+            "sudo systemctl start playerd.socket"
+        } else {
+            "systemctl --user start playerd.socket"
+        }
     return "start it with: \(unit), or by hand: playerd --socket \(socketPath)"
 }
 

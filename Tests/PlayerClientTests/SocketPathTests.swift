@@ -1,3 +1,4 @@
+import Foundation
 import PlayerClient
 import Testing
 
@@ -28,6 +29,25 @@ struct SocketPathTests {
         #expect(
             startAdvice(socketPath: "/tmp/s", userID: 1000)
                 == "start it with: systemctl --user start playerd.socket, or by hand: playerd --socket /tmp/s")
+        // A user pointed at the system service's socket: the user unit would listen elsewhere.
+        #expect(
+            startAdvice(socketPath: "/run/playerd/socket", userID: 1000)
+                == "start it with: sudo systemctl start playerd.socket, or by hand: playerd --socket /run/playerd/socket"
+        )
+    }
+
+    @Test("the shell completions offer every wait target, ready among them")
+    func completionsOfferWaitReady() throws {
+        let completions = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("completions")
+        for name in ["playerctl.bash", "_playerctl", "playerctl.fish"] {
+            let text = try String(contentsOf: completions.appendingPathComponent(name), encoding: .utf8)
+            for target in ["ready", "play", "pause", "stop"] {
+                #expect(
+                    text.contains("'\(target)'") || text.contains(" \(target) ") || text.contains("'\(target) "),
+                    "\(name): \(target)")
+            }
+        }
     }
 }
 
