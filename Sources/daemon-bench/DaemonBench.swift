@@ -7,6 +7,8 @@
 //   daemon-bench clients SOCKET COUNT PID REQUESTS    the daemon's RSS growth with COUNT idle clients,
 //                                                     and REQUESTS `status` round trips beside them
 //   daemon-bench rss PID                              a process's resident memory, now
+//   daemon-bench soak SOCKET PID MUSIC-DIR [...]      hostile clients against a running daemon for a
+//                                                     while (scripts/soak.sh); PASS/FAIL lines
 // Results are printed as `key value` lines on stdout for scripts (scripts/bench-daemon.sh) to collect;
 // a failure is one `daemon-bench: ...` line on stderr and exit status 1.
 
@@ -46,7 +48,10 @@ enum BenchFailure: Error, CustomStringConvertible {
 enum DaemonBench {
     /// Every mode, in the order the usage text lists them.
     static var commands: [any BenchCommand.Type] {
-        [StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self]
+        [
+            StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self,
+            SoakCommand.self,
+        ]
     }
 
     static func main() {
