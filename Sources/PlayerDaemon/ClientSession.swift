@@ -147,16 +147,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func handle(_ frame: LineFramer.Frame, context: ChannelHandlerContext) {
-        guard case .line(let line) = frame else {
-            if let ack = self.framer.ack(for: frame) {
-                self.logger.info("refused a request: \(ack.message)")
-                self.write(ack.line)
-            }
-            return
-        }
         if self.idling != nil {
             // While idling only `noidle` is allowed; MPD closes the connection on anything else.
-            if line == "noidle" {
+            if frame == .line("noidle") {
                 self.finishIdle(force: true)
             } else {
                 self.closing = true
@@ -164,7 +157,17 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
             return
         }
-        switch self.lists.consume(line) {
+        let action: CommandListParser.Action
+        if case .line(let line) = frame {
+            action = self.lists.consume(line)
+        } else if let ack = self.framer.ack(for: frame) {
+            // Inside a command list the line takes its slot and fails there: the list keeps one answer.
+            self.logger.info("refused a request: \(ack.message)")
+            action = self.lists.consumeUnreadable(ack)
+        } else {
+            return
+        }
+        switch action {
         case .collect:
             break
         case .execute(let request):
