@@ -56,10 +56,11 @@ struct SoakRequests {
     }
 
     /// A line that must be answered, never one that ends the connection or opens a list: what a
-    /// pipelining or flooding client sends.
+    /// pipelining or flooding client sends. Not a bare `command_list_end` either, so that it can stand
+    /// inside a list without ending it.
     func answered(using random: inout SoakRandom) -> [UInt8] {
         var line = self.any(using: &random)
-        while line.reply != .answer {
+        while line.reply != .answer || line.bytes == self.line("command_list_end") {
             line = self.any(using: &random)
         }
         return line.bytes
