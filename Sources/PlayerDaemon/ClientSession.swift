@@ -21,6 +21,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var pendingHead = 0
     /// True while a command runs on the audio thread; the next waits.
     private var busy = false
+    /// A command list waiting for the event loop's next turn, or for its client to read: where it goes on.
+    private var pausedList: (entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, index: Int)?
     /// Set by `idle`: the subsystems the client waits for.
     private var idling: Set<IdleSubsystem>?
     /// Changes since the client last heard of them (MPD keeps them for the next `idle`).
@@ -74,6 +76,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.service.hub.unregister(ObjectIdentifier(self))
         self.closing = true
         self.pending.removeAll()
+        self.pausedList = nil
         self.context = nil
     }
 
@@ -109,7 +112,11 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            self.pump()
+            if self.pausedList != nil {
+                self.resumeList()
+            } else {
+                self.pump()
+            }
         }
         context.fireChannelWritabilityChanged()
     }
@@ -192,7 +199,13 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// ones on the audio thread, resuming here when they answer.
     private func run(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, from index: Int = 0) {
         var index = index
+        var ranThisTurn = 0
         while index < entries.count {
+            if index > 0 && self.mustPause(afterRunning: ranThisTurn) {
+                self.pauseList(entries, okMode: okMode, isList: isList, at: index)
+                return
+            }
+            ranThisTurn += 1
             let request: Request
             switch entries[index] {
             case .success(let value):
@@ -268,6 +281,41 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         self.write("OK\n")
+    }
+
+    /// Commands of one list run in a row before the list lets the event loop serve other clients.
+    static let commandsPerTurn = 64
+
+    /// Whether a list must stop for now: its turn is used up, its answer so far is large, or its client
+    /// does not read (a list of 65,536 commands ran in one turn of the event loop, seconds long, and
+    /// kept every answer in memory).
+    private func mustPause(afterRunning count: Int) -> Bool {
+        guard let context = self.context else { return false }
+        return count >= Self.commandsPerTurn || self.output.readableBytes >= 64 * 1024 || !context.channel.isWritable
+    }
+
+    /// Stops a list before `index`, sends what it has answered so far, and goes on in a later turn of the
+    /// event loop, once the client reads if it must. Lines after the list wait (`busy`).
+    private func pauseList(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, at index: Int) {
+        guard let context = self.context else { return }
+        self.busy = true
+        self.pausedList = (entries, okMode, isList, index)
+        self.flush(context: context)
+        if context.channel.isWritable {
+            context.eventLoop.assumeIsolated().execute { self.resumeList() }
+        }
+        // Otherwise channelWritabilityChanged resumes it.
+    }
+
+    /// Goes on with a paused list, if its client has room for more answers.
+    private func resumeList() {
+        guard let context = self.context, !self.closing, context.channel.isWritable,
+            let paused = self.pausedList
+        else { return }
+        self.pausedList = nil
+        self.busy = false
+        self.run(paused.entries, okMode: paused.okMode, isList: paused.isList, from: paused.index)
+        self.pump()
     }
 
     /// Runs the `add`s of a command list from `index` up to the next other command in one go (see

@@ -1,5 +1,9 @@
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Daemon bugs that the soak (`scripts/soak.sh`) found, each shown by a transcript in
 /// `Transcripts/bugs/` or by a test of its own, so that none comes back.
 @Suite("Bugs the soak found")
@@ -51,6 +55,48 @@ struct SoakFindingsTests {
                 #expect(try client.readToEnd() == "", "\(unreadable.name)")
             }
             #expect(try daemon.connect().command("ping") == ["OK"])
+        }
+    }
+
+    @Test("a long command list takes turns with the other clients instead of holding the event loop")
+    func longListTakesTurns() throws {
+        try withPlayerd { daemon in
+            let a = try daemon.connect()
+            let b = try daemon.connect()
+            // 32,768 status answers, 4 MB: far more than the socket and the channel hold while A does not
+            // read, so that the list cannot end before A reads on.
+            let count = 32768
+            try a.send(
+                bytes: Array(
+                    ("command_list_begin\n" + String(repeating: "status\n", count: count)
+                        + "command_list_end\n").utf8))
+            #expect(try a.readLine() == "volume: 100", "the list has started")
+            // The list ran all at once before B's request was even read, so every status said 100.
+            #expect(try b.command("setvol 7") == ["OK"])
+            var volumes: [String] = []
+            while let line = try a.readLine(), line != "OK" {
+                if line.hasPrefix("volume: ") { volumes.append(line) }
+            }
+            #expect(volumes.count == count - 1)
+            #expect(volumes.last == "volume: 7", "B's setvol ran between turns of A's list: \(Set(volumes))")
+        }
+    }
+
+    @Test("a command list whose client does not read its answers waits for it, and holds little memory")
+    func unreadListWaits() throws {
+        try withPlayerd { daemon in
+            let a = try daemon.connect()
+            let before = try daemon.residentKilobytes()
+            // 65,536 answers of ~1.5 kB each: 100 MB if the daemon kept them all for a client that never reads.
+            try a.send(
+                bytes: Array(
+                    ("command_list_begin\n" + String(repeating: "commands\n", count: 65536)
+                        + "command_list_end\n").utf8))
+            usleep(3_000_000)
+            let b = try daemon.connect()
+            #expect(try b.command("ping") == ["OK"])
+            let growth = try daemon.residentKilobytes() - before
+            #expect(growth < 16 * 1024, "the daemon grew by \(growth) kB for one client's unread answers")
         }
     }
 }
