@@ -11,6 +11,7 @@ import Synchronization
 /// Counts connected clients against the limit.
 final class ServerState: Sendable {
     private let clients = Atomic<Int>(0)
+    private let trimmer = HeapTrimmer()
     let limit: Int
 
     init(limit: Int) {
@@ -28,9 +29,10 @@ final class ServerState: Sendable {
         }
     }
 
-    /// Gives a place back.
+    /// Gives a place back, and the memory the client used to the system soon.
     func leave() {
         self.clients.subtract(1, ordering: .relaxed)
+        self.trimmer.clientLeft()
     }
 
     var connected: Int { self.clients.load(ordering: .relaxed) }

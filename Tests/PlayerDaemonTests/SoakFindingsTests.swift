@@ -99,4 +99,38 @@ struct SoakFindingsTests {
             #expect(growth < 16 * 1024, "the daemon grew by \(growth) kB for one client's unread answers")
         }
     }
+
+    @Test("the memory a crowd of clients used comes back once they have gone")
+    func crowdMemoryComesBack() throws {
+        try withPlayerd { daemon in
+            let stays = try daemon.connect()
+            for _ in 0..<4 {
+                _ = try daemon.connect().command("status")
+            }
+            usleep(500_000)
+            let before = try daemon.residentKilobytes()
+            // 40 open command lists of 20,000 commands each, all held at once, then run and answered.
+            let crowd = try (0..<40).map { _ in try daemon.connect() }
+            let list = "command_list_ok_begin\n" + String(repeating: "ping\ngetvol\n", count: 10000)
+            for client in crowd {
+                try client.send(bytes: Array(list.utf8))
+                #expect(try stays.command("ping") == ["OK"])
+            }
+            for client in crowd {
+                try client.send(line: "command_list_end")
+            }
+            for client in crowd {
+                #expect(try client.readAnswer(timeout: .seconds(60)).last == "OK")
+            }
+            let peak = try daemon.residentKilobytes()
+            for client in crowd {
+                client.close()
+            }
+            usleep(4_000_000)
+            let after = try daemon.residentKilobytes()
+            #expect(
+                after - before < 8 * 1024,
+                "RSS before the crowd \(before) kB, with it \(peak) kB, 4 s after it left \(after) kB")
+        }
+    }
 }
