@@ -21,7 +21,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var pendingHead = 0
     /// True while a command runs on the audio thread; the next waits.
     private var busy = false
-    /// A command list waiting for the event loop's next turn, or for its client to read: where it goes on.
+    /// Set while a pump waits for this client's next turn.
+    private var pumpScheduled = false
+    /// A command list waiting for its client's next turn, or for its client to read: where it goes on.
     private var pausedList: (entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, index: Int)?
     /// Set by `idle`: the subsystems the client waits for.
     private var idling: Set<IdleSubsystem>?
@@ -121,10 +123,18 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    /// Runs waiting lines until one must wait for the audio thread, or none is left.
+    /// Runs waiting lines until one must wait for the audio thread, or none is left, or this turn's
+    /// share is used up: then the rest runs at the client's next turn (`TurnTaker`), after the other
+    /// clients (a client sending a megabyte of `ping`s held everyone for half a second per 64 KiB read).
     private func pump() {
         guard let context = self.context else { return }
+        var handled = 0
         while !self.busy && !self.closing && self.pendingHead < self.pending.count && context.channel.isWritable {
+            if handled == Self.commandsPerTurn {
+                self.pumpLater()
+                break
+            }
+            handled += 1
             let frame = self.pending[self.pendingHead]
             self.pendingHead += 1
             self.handle(frame, context: context)
@@ -150,6 +160,16 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         if self.inputClosed && !self.busy && self.idling == nil && self.pending.isEmpty && !self.closing {
             self.closing = true
             context.close(promise: nil)
+        }
+    }
+
+    /// Pumps again at this client's next turn (once, however often asked).
+    private func pumpLater() {
+        guard !self.pumpScheduled else { return }
+        self.pumpScheduled = true
+        self.server.turns.value.enqueue {
+            self.pumpScheduled = false
+            self.pump()
         }
     }
 
@@ -283,7 +303,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.write("OK\n")
     }
 
-    /// Commands of one list run in a row before the list lets the event loop serve other clients.
+    /// Lines, or commands of one list, that a client runs in a row before the event loop serves the
+    /// other clients.
     static let commandsPerTurn = 64
 
     /// Whether a list must stop for now: its turn is used up, its answer so far is large, or its client
@@ -294,15 +315,15 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         return count >= Self.commandsPerTurn || self.output.readableBytes >= 64 * 1024 || !context.channel.isWritable
     }
 
-    /// Stops a list before `index`, sends what it has answered so far, and goes on in a later turn of the
-    /// event loop, once the client reads if it must. Lines after the list wait (`busy`).
+    /// Stops a list before `index`, sends what it has answered so far, and goes on at the client's next
+    /// turn, once the client reads if it must. Lines after the list wait (`busy`).
     private func pauseList(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, at index: Int) {
         guard let context = self.context else { return }
         self.busy = true
         self.pausedList = (entries, okMode, isList, index)
         self.flush(context: context)
         if context.channel.isWritable {
-            context.eventLoop.assumeIsolated().execute { self.resumeList() }
+            self.server.turns.value.enqueue { self.resumeList() }
         }
         // Otherwise channelWritabilityChanged resumes it.
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 #if canImport(Glibc)
@@ -79,6 +80,37 @@ struct SoakFindingsTests {
             }
             #expect(volumes.count == count - 1)
             #expect(volumes.last == "volume: 7", "B's setvol ran between turns of A's list: \(Set(volumes))")
+        }
+    }
+
+    @Test("requests sent by the thousand in one write take turns with the other clients")
+    func pipelineTakesTurns() throws {
+        try withPlayerd { daemon in
+            let b = try daemon.connect()
+            #expect(try b.command("ping") == ["OK"])
+            // A sends 200,000 pings, a megabyte, from another thread and reads nothing: each 64 KiB read
+            // of them held every other client for ~0.5 s (debug build), as its 13,000 lines ran in a row.
+            let socketPath = daemon.socketPath
+            let sent = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                let a = try? LineClient.greeted(socketPath)
+                try? a?.send(bytes: Array(String(repeating: "ping\n", count: 200_000).utf8), timeout: .seconds(60))
+                sent.signal()
+                done.wait()
+            }
+            defer { done.signal() }
+            var worst = Duration.zero
+            var count = 0
+            while sent.wait(timeout: .now()) == .timedOut && count < 500 {
+                let start = ContinuousClock.now
+                #expect(try b.command("ping") == ["OK"])
+                worst = max(worst, ContinuousClock.now - start)
+                count += 1
+                usleep(10_000)
+            }
+            // A generous bound: a turn of 64 lines takes a few milliseconds.
+            #expect(worst < .milliseconds(250), "B waited \(worst) for a ping (\(count) pings) beside A's 200,000")
         }
     }
 
