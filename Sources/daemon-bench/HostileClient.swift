@@ -60,8 +60,8 @@ struct HostileClient {
             case .slow: self.slow()
             case .garbage: self.garbage()
             }
-            if self.random.chance(0.5) {
-                self.pause(milliseconds: self.random.int(in: 0...30))
+            if self.random.chance(0.7) {
+                self.pause(milliseconds: self.random.int(in: 0...50))
             }
         }
     }
@@ -260,7 +260,7 @@ struct HostileClient {
     private mutating func flood() {
         guard let connection = self.connect() else { return }
         connection.setSendTimeout(milliseconds: 1000)
-        let limit = self.random.int(in: 256 * 1024...16 * 1024 * 1024)
+        let limit = self.random.int(in: 256 * 1024...4 * 1024 * 1024)
         var total = 0
         while total < limit && !self.isOver {
             var batch: [UInt8] = []

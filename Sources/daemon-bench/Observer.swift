@@ -20,6 +20,8 @@ final class Observer: Sendable {
         var failures: [String] = []
         /// The request that took longest, and when (seconds into the soak).
         var worst: (nanoseconds: Int64, request: String, at: Double) = (0, "", 0)
+        /// The longest queue `status` showed.
+        var longestQueue = 0
     }
 
     let number: Int
@@ -68,6 +70,11 @@ final class Observer: Sendable {
                 record.samples.append(took)
                 if took > record.worst.nanoseconds {
                     record.worst = (took, request, Double(start - self.started) / 1e9)
+                }
+                if case .ok(let lines, _) = answer, let line = lines.first(where: { $0.hasPrefix("playlistlength: ") }),
+                    let length = Int(line.dropFirst("playlistlength: ".count))
+                {
+                    record.longestQueue = max(record.longestQueue, length)
                 }
                 if let failure, record.failures.count < 10 {
                     record.failures.append("observer \(self.number): \(failure)")

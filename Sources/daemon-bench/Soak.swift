@@ -19,14 +19,16 @@ struct SoakOptions {
     var clients = 48
     /// The seed of every random choice; printed, so that a run can be repeated.
     var seed = SoakRandom.freshSeed()
-    /// How long the daemon may settle after the storm before its memory is measured.
+    /// How long the hostile clients of the warm-up run, before the baseline is measured.
+    var warmUpSeconds = 10
+    /// How long the daemon may settle after a storm before its memory is measured.
     var settleSeconds = 5
     /// How far above its warmed-up size the daemon's RSS may stay, in kB.
     var rssSlackKilobytes = 8 * 1024
     /// The longest round trip an observer may see, in nanoseconds.
     var observerLimitNanoseconds: Int64 = 1_000_000_000
 
-    /// Reads `SOCKET PID MUSIC-DIR [--seconds N] [--clients N] [--seed N] [--settle N]`.
+    /// Reads `SOCKET PID MUSIC-DIR [--seconds N] [--clients N] [--seed N] [--warm-up N] [--settle N]`.
     init(_ arguments: [String], usage: String) throws(BenchFailure) {
         guard arguments.count >= 3, arguments.count % 2 == 1 else { throw .usage(usage) }
         self.socketPath = arguments[0]
@@ -38,6 +40,8 @@ struct SoakOptions {
             switch arguments[index] {
             case "--seconds": self.seconds = try integerArgument(value, named: "--seconds", atLeast: 1, usage: usage)
             case "--clients": self.clients = try integerArgument(value, named: "--clients", atLeast: 1, usage: usage)
+            case "--warm-up":
+                self.warmUpSeconds = try integerArgument(value, named: "--warm-up", atLeast: 0, usage: usage)
             case "--settle":
                 self.settleSeconds = try integerArgument(value, named: "--settle", atLeast: 0, usage: usage)
             case "--seed":
@@ -50,11 +54,12 @@ struct SoakOptions {
     }
 }
 
-/// `daemon-bench soak SOCKET PID MUSIC-DIR [--seconds N] [--clients N] [--seed N] [--settle N]`: prints
-/// the figures, a PASS or FAIL line per check and `N passed, N failed`; exits 1 if a check failed.
+/// `daemon-bench soak SOCKET PID MUSIC-DIR [--seconds N] [--clients N] [--seed N] [--warm-up N] [--settle N]`:
+/// prints the figures, a PASS or FAIL line per check and `N passed, N failed`; exits 1 if a check failed.
 enum SoakCommand: BenchCommand {
     static let name = "soak"
-    static let usage = "daemon-bench soak SOCKET PID MUSIC-DIR [--seconds 150] [--clients 48] [--seed N] [--settle 5]"
+    static let usage =
+        "daemon-bench soak SOCKET PID MUSIC-DIR [--seconds 150] [--clients 48] [--seed N] [--warm-up 10] [--settle 5]"
     /// Well-behaved clients beside the hostile ones.
     static let observerCount = 2
     /// The volume the soak leaves the player at before each memory measurement.
@@ -67,20 +72,32 @@ enum SoakCommand: BenchCommand {
         print(
             "\(options.seconds) s, \(options.clients) hostile clients, \(self.observerCount) observers, "
                 + "\(tree.songs.count) songs in \(tree.folders.count) folders")
+        fflush(nil)  // the seed first, whatever happens next
 
-        // Start-up and a short warm-up of ordinary use, then the baseline.
+        // Start-up and a short warm-up, ordinary then hostile, so that the baseline counts what the
+        // daemon sets up once (buffers, caches, a heap per thread); then the same quiet as at the end.
+        let requests = SoakRequests(songs: tree.songs, folders: tree.folders)
         try self.waitForGreeting(options.socketPath)
         try self.restore(options.socketPath, tree)
         try self.warmUp(options.socketPath)
+        let warmUp = Storm(
+            name: "warm-up", options: options, requests: requests, seconds: options.warmUpSeconds,
+            seed: options.seed ^ 0x5741_524D)
+        if options.warmUpSeconds > 0 {
+            _ = warmUp.run()
+            try self.restore(options.socketPath, tree)
+            usleep(UInt32(options.settleSeconds) * 1_000_000)
+        }
         let start = try ResidentMemory(pid: options.pid)
 
-        let storm = Storm(options: options, requests: SoakRequests(songs: tree.songs, folders: tree.folders))
+        let storm = Storm(
+            name: "storm", options: options, requests: requests, seconds: options.seconds, seed: options.seed)
         let peak = storm.run()
 
         // The clients are gone: the same queue as before, a few seconds of quiet, then the verdicts.
         var verdicts = SoakVerdicts()
         let alive = self.isAlive(options.pid)
-        var afterKilobytes = -1
+        var after: ResidentMemory?
         var fresh: (greeted: Bool, problems: [String]) = (false, ["not tried: playerd is gone"])
         if alive {
             do throws(BenchFailure) {
@@ -89,20 +106,23 @@ enum SoakCommand: BenchCommand {
                 warn("restoring the queue after the storm failed: \(error)")
             }
             usleep(UInt32(options.settleSeconds) * 1_000_000)
-            afterKilobytes = (try? ResidentMemory(pid: options.pid))?.residentKilobytes ?? -1
+            after = try? ResidentMemory(pid: options.pid)
             fresh = self.freshClient(options.socketPath, length: tree.songs.count)
         }
 
-        storm.printFigures(start: start.residentKilobytes, peak: peak, after: afterKilobytes)
+        storm.printFigures(start: start, peakKilobytes: peak, after: after)
+        if options.warmUpSeconds > 0 {
+            warmUp.judge(into: &verdicts)
+        }
         storm.judge(into: &verdicts)
         verdicts.check(alive, "playerd (pid \(options.pid)) is still running")
         verdicts.check(fresh.greeted, "a fresh client is greeted with OK MPD", details: fresh.problems)
         verdicts.check(
             fresh.greeted && fresh.problems.isEmpty, "its status has every key and the state the soak left",
             details: fresh.problems)
-        let growth = afterKilobytes - start.residentKilobytes
+        let growth = (after?.residentKilobytes ?? 0) - start.residentKilobytes
         verdicts.check(
-            afterKilobytes >= 0 && growth <= options.rssSlackKilobytes,
+            after != nil && growth <= options.rssSlackKilobytes,
             "RSS \(options.settleSeconds) s after the storm is within \(options.rssSlackKilobytes / 1024) MB "
                 + "of the warmed-up RSS (\(growth >= 0 ? "+" : "")\(Storm.tenths(Double(growth) / 1024)) MB)")
         verdicts.printReport()

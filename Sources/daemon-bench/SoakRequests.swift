@@ -36,10 +36,11 @@ struct SoakRequests {
 
     // MARK: - Single lines
 
-    /// Any line a hostile client might send on its own: mostly valid commands, the rest mutations.
-    func any(using random: inout SoakRandom) -> SoakLine {
+    /// Any line a hostile client might send on its own: mostly valid commands, the rest mutations;
+    /// `huge` allows arguments of up to a megabyte.
+    func any(huge: Bool = true, using random: inout SoakRandom) -> SoakLine {
         let kind = random.weighted([
-            (50, 0), (12, 1), (3, 2), (9, 3), (8, 4), (3, 5), (2, 6), (1, 7),
+            (50, 0), (12, 1), (huge ? 3 : 0, 2), (9, 3), (8, 4), (3, 5), (2, 6), (1, 7),
         ])
         switch kind {
         case 0: return SoakLine(bytes: self.line(self.valid(using: &random)), reply: .answer)
@@ -58,10 +59,10 @@ struct SoakRequests {
     /// A line that must be answered, never one that ends the connection or opens a list: what a
     /// pipelining or flooding client sends. Not a bare `command_list_end` either, so that it can stand
     /// inside a list without ending it.
-    func answered(using random: inout SoakRandom) -> [UInt8] {
-        var line = self.any(using: &random)
+    func answered(huge: Bool = true, using random: inout SoakRandom) -> [UInt8] {
+        var line = self.any(huge: huge, using: &random)
         while line.reply != .answer || line.bytes == self.line("command_list_end") {
-            line = self.any(using: &random)
+            line = self.any(huge: huge, using: &random)
         }
         return line.bytes
     }
@@ -178,7 +179,10 @@ struct SoakRequests {
         }
         // The line's length, `\n` not counted: the limit itself is the edge most worth probing.
         let limit = Self.maximumLineLength
-        let length = random.pick([1024, 8192, 32768, limit - 1, limit, limit + 1, limit + 100, 262_144, 1_048_576])
+        let length = random.weighted([
+            (3, 1024), (3, 8192), (2, 32768), (3, limit - 1), (3, limit), (3, limit + 1), (2, limit + 100),
+            (1, 262_144), (1, 1_048_576),
+        ])
         let filling = max(0, length - prefix.count - 1)
         let pattern = self.printable(count: 251, using: &random)
         var bytes = prefix
@@ -270,6 +274,8 @@ struct SoakRequests {
     /// A command list of `count` entries, opened with `command_list_ok_begin` when `okMode`, with nested
     /// begins among the entries now and then, closed with `command_list_end` when `closed`. Entries are
     /// answered lines (never one that ends the connection), each tokenized only when its turn comes.
+    /// Lists of more than 300 entries have no huge arguments: they are long enough as they are, and the
+    /// soak keeps its own memory in bounds.
     func commandList(count: Int, okMode: Bool, closed: Bool, using random: inout SoakRandom) -> [UInt8] {
         var bytes = Array((okMode ? "command_list_ok_begin\n" : "command_list_begin\n").utf8)
         let cheap = ["ping", "status", "getvol", "currentsong", "setvol 5x", "play -5", "xyzzy", "tagtypes"]
@@ -279,9 +285,10 @@ struct SoakRequests {
                     random.pick(["command_list_begin", "command_list_ok_begin", "idle", "noidle", "close"]))
             } else if count > 5000 {
                 // Long lists are mostly cheap lines, so that making them costs the soak little.
-                bytes += random.chance(0.95) ? self.line(random.pick(cheap)) : self.answered(using: &random)
+                bytes +=
+                    random.chance(0.95) ? self.line(random.pick(cheap)) : self.answered(huge: false, using: &random)
             } else {
-                bytes += self.answered(using: &random)
+                bytes += self.answered(huge: count <= 300, using: &random)
             }
         }
         if closed {

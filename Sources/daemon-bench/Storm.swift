@@ -7,22 +7,31 @@
 
 /// One run of hostile clients beside observers, and what it added up to.
 final class Storm {
-    /// Hostile threads run at this niceness, the observers at the soak's own: the observers measure
-    /// the daemon, not a machine whose CPUs the soak itself keeps busy.
-    static let hostileNiceness: Int32 = 10
+    /// Hostile threads run at this niceness (the lowest priority), the observers at the soak's own:
+    /// the observers measure the daemon, not a machine whose CPUs the soak itself keeps busy.
+    static let hostileNiceness: Int32 = 19
     /// Seconds between progress lines on stderr.
     static let progressSeconds: Int64 = 30
 
+    /// What the storm is called in its checks: `warm-up` or `storm`.
+    let name: String
     let options: SoakOptions
     let requests: SoakRequests
+    /// How long the hostile clients start new connections.
+    let seconds: Int
+    /// The seed of the hostile clients' choices.
+    let seed: UInt64
     let tally = SoakTally()
     private(set) var observers: [Observer] = []
     /// How long the hostile clients ran, to the last one's end.
-    private(set) var seconds = 0.0
+    private(set) var ranSeconds = 0.0
 
-    init(options: SoakOptions, requests: SoakRequests) {
+    init(name: String, options: SoakOptions, requests: SoakRequests, seconds: Int, seed: UInt64) {
+        self.name = name
         self.options = options
         self.requests = requests
+        self.seconds = seconds
+        self.seed = seed
     }
 
     /// Runs the storm to its end; returns the highest RSS seen (kB).
@@ -38,10 +47,10 @@ final class Storm {
             usleep(10_000)
         }
 
-        let deadline = started + Int64(self.options.seconds) * 1_000_000_000
+        let deadline = started + Int64(self.seconds) * 1_000_000_000
         let tally = self.tally
         let requests = self.requests
-        let seed = self.options.seed
+        let seed = self.seed
         let workers = (1...self.options.clients).map { number in
             SoakThread(niceness: Self.hostileNiceness) {
                 var client = HostileClient(
@@ -68,7 +77,7 @@ final class Storm {
             }
         }
         for worker in workers { worker.join() }
-        self.seconds = Double(monotonicNanoseconds() - started) / 1e9
+        self.ranSeconds = Double(monotonicNanoseconds() - started) / 1e9
         for observer in self.observers { observer.stop() }
         for thread in observerThreads { thread.join() }
         return peak
@@ -83,7 +92,7 @@ final class Storm {
     private func reportProgress(since started: Int64, rssKilobytes: Int) {
         let worst = self.roundTrips.last ?? 0
         var line =
-            "soak: \((monotonicNanoseconds() - started) / 1_000_000_000) s: "
+            "soak: \(self.name) \((monotonicNanoseconds() - started) / 1_000_000_000) s: "
             + "\(self.tally.commands.load(ordering: .relaxed)) commands, "
             + "\(self.tally.connections.load(ordering: .relaxed)) connections, "
             + "\(self.tally.problems.count) problems, worst observer round trip \(Self.milliseconds(worst)), "
@@ -92,16 +101,17 @@ final class Storm {
     }
 
     /// Prints the figures of the run.
-    func printFigures(start: Int, peak: Int, after: Int) {
+    func printFigures(start: ResidentMemory, peakKilobytes: Int, after: ResidentMemory?) {
         let samples = self.roundTrips
         let tally = self.tally
-        print("hostile clients ran \(Self.tenths(self.seconds)) s")
+        print("hostile clients ran \(Self.tenths(self.ranSeconds)) s")
         print("commands sent       \(tally.commands.load(ordering: .relaxed))")
         print(
             "connections made    \(tally.connections.load(ordering: .relaxed)) "
                 + "(\(tally.refusals.load(ordering: .relaxed)) refused at the client limit)")
         print("bytes sent          \(Self.tenths(Double(tally.bytesSent.load(ordering: .relaxed)) / 1e6)) MB")
         print("answers checked     \(tally.answers.load(ordering: .relaxed))")
+        print("longest queue       \(self.observers.map(\.record.longestQueue).max() ?? 0) songs")
         print("flood push-backs    \(tally.pushBacks.load(ordering: .relaxed)) (the daemon stopped reading a flooder)")
         if samples.isEmpty {
             print("observer round trips: none")
@@ -112,9 +122,10 @@ final class Storm {
                     + "p99 \(Self.milliseconds(Self.percentile(samples, 0.99))), "
                     + "worst \(Self.milliseconds(worst.nanoseconds)) (\(worst.request) at \(Self.tenths(worst.at)) s)")
         }
+        let afterText = after.map { Self.megabytes($0) } ?? "unknown"
         print(
-            "RSS                 start \(Self.tenths(Double(start) / 1024)) MB, "
-                + "peak \(Self.tenths(Double(peak) / 1024)) MB, after \(Self.tenths(Double(after) / 1024)) MB")
+            "RSS                 start \(Self.megabytes(start)), peak \(Self.tenths(Double(peakKilobytes) / 1024)) MB, "
+                + "after \(afterText)")
     }
 
     /// Adds the storm's own checks: the observers' round trips and answers, the hostile clients' answers.
@@ -123,13 +134,14 @@ final class Storm {
         let failures = self.observers.flatMap(\.record.failures)
         verdicts.check(
             !self.roundTrips.isEmpty && worst <= self.options.observerLimitNanoseconds && failures.isEmpty,
-            "every observer round trip took at most \(Self.milliseconds(self.options.observerLimitNanoseconds)) "
-                + "and was answered rightly (worst \(Self.milliseconds(worst)))", details: failures)
+            "\(self.name): every observer round trip took at most "
+                + "\(Self.milliseconds(self.options.observerLimitNanoseconds)) and was answered rightly "
+                + "(worst \(Self.milliseconds(worst)))", details: failures)
         let problems = self.tally.problems
         verdicts.check(
             problems.count == 0,
-            "hostile clients got every answer they were owed, in step and in time (\(problems.count) problems)",
-            details: problems.kept)
+            "\(self.name): hostile clients got every answer they were owed, in step and in time "
+                + "(\(problems.count) problems)", details: problems.kept)
     }
 
     private static func percentile(_ sorted: [Int64], _ fraction: Double) -> Int64 {
@@ -138,6 +150,12 @@ final class Storm {
 
     private static func milliseconds(_ nanoseconds: Int64) -> String {
         "\(self.tenths(Double(nanoseconds) / 1e6)) ms"
+    }
+
+    /// `12.3 MB (anon 4.5)`: the RSS and the anonymous part of it.
+    private static func megabytes(_ memory: ResidentMemory) -> String {
+        "\(self.tenths(Double(memory.residentKilobytes) / 1024)) MB "
+            + "(anon \(self.tenths(Double(memory.anonymousKilobytes) / 1024)))"
     }
 
     /// `value` with one decimal: `12.3`, `-0.5`.
