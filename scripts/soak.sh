@@ -76,6 +76,7 @@ if kill -TERM "$playerd" 2>/dev/null; then
     stopped=0
     wait "$playerd" || stopped=$?
     kill -- -"$watchdog" 2>/dev/null || true
+    { wait "$watchdog"; } 2>/dev/null || true  # reaped here, so job control does not report it
     if ((stopped != 0)); then
         echo "soak: playerd ended with status $stopped after SIGTERM (137: killed after 10 s)" >&2
         status=1
