@@ -360,6 +360,8 @@ struct HostileClient {
             if !connection.waitForClose(milliseconds: Self.answerTimeoutSeconds * 1000) {
                 self.problem("refused (\(line)) but the connection stayed open")
             }
+            // As a client would, wait a little before the next try.
+            usleep(50_000)
         case .ok(_, let line), .ack(let line):
             self.problem("'\(line)' instead of the greeting")
         case .broken(let reason):
@@ -388,10 +390,14 @@ struct HostileClient {
     /// Reads the answer `line` calls for; with `ack`, it must be an ACK line starting so.
     @discardableResult
     private func expectAnswer(to line: [UInt8], on connection: Connection, ack: String? = nil) -> Bool {
-        let answer = connection.readAnswer()
+        let answer = connection.readAnswer(keepingLines: true)
         switch answer {
-        case .ok where ack == nil:
-            break
+        case .ok(let lines, _) where ack == nil:
+            // Every line of an answer is `key: value`.
+            if let stray = lines.first(where: { !Self.isField($0) }) {
+                self.problem("\(Self.show(line)) was answered with the line '\(stray)'")
+                return false
+            }
         case .ack(let text) where ack.map { text.hasPrefix($0) } ?? true:
             break
         case .ok(_, let text), .ack(let text):
@@ -493,6 +499,20 @@ struct HostileClient {
 
     private func pause(milliseconds: Int) {
         usleep(UInt32(milliseconds) * 1000)
+    }
+
+    /// Whether `line` reads `key: value`, with a key of letters, digits, `_` and `-`.
+    static func isField(_ line: String) -> Bool {
+        guard let colon = line.utf8.firstIndex(of: UInt8(ascii: ":")), colon != line.utf8.startIndex else {
+            return false
+        }
+        let key = line.utf8[..<colon]
+        let rest = line.utf8[colon...].dropFirst()
+        return rest.first == UInt8(ascii: " ")
+            && key.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            }
     }
 
     /// The N of `ACK [CODE@N] ...`, or -1.

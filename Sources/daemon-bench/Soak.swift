@@ -23,12 +23,15 @@ struct SoakOptions {
     var warmUpSeconds = 10
     /// How long the daemon may settle after a storm before its memory is measured.
     var settleSeconds = 5
+    /// The daemon's client limit (`--max-clients`): afterwards every place must be free again.
+    var maximumClients = 64
     /// How far above its warmed-up size the daemon's RSS may stay, in kB.
     var rssSlackKilobytes = 8 * 1024
     /// The longest round trip an observer may see, in nanoseconds.
     var observerLimitNanoseconds: Int64 = 1_000_000_000
 
-    /// Reads `SOCKET PID MUSIC-DIR [--seconds N] [--clients N] [--seed N] [--warm-up N] [--settle N]`.
+    /// Reads `SOCKET PID MUSIC-DIR [--seconds N] [--clients N] [--seed N] [--warm-up N] [--settle N]
+    /// [--max-clients N]`.
     init(_ arguments: [String], usage: String) throws(BenchFailure) {
         guard arguments.count >= 3, arguments.count % 2 == 1 else { throw .usage(usage) }
         self.socketPath = arguments[0]
@@ -42,6 +45,8 @@ struct SoakOptions {
             case "--clients": self.clients = try integerArgument(value, named: "--clients", atLeast: 1, usage: usage)
             case "--warm-up":
                 self.warmUpSeconds = try integerArgument(value, named: "--warm-up", atLeast: 0, usage: usage)
+            case "--max-clients":
+                self.maximumClients = try integerArgument(value, named: "--max-clients", atLeast: 1, usage: usage)
             case "--settle":
                 self.settleSeconds = try integerArgument(value, named: "--settle", atLeast: 0, usage: usage)
             case "--seed":
@@ -68,7 +73,9 @@ enum SoakCommand: BenchCommand {
     static func run(_ arguments: [String]) throws(BenchFailure) {
         let options = try SoakOptions(arguments, usage: self.usage)
         let tree = try MusicTree(root: options.musicDirectory)
-        print("seed \(options.seed) (repeat the run with --seed \(options.seed))")
+        print(
+            "seed \(options.seed) (repeat the run with --seed \(options.seed), or SOAK_SEED=\(options.seed) scripts/soak.sh)"
+        )
         print(
             "\(options.seconds) s, \(options.clients) hostile clients, \(self.observerCount) observers, "
                 + "\(tree.songs.count) songs in \(tree.folders.count) folders")
@@ -99,6 +106,7 @@ enum SoakCommand: BenchCommand {
         let alive = self.isAlive(options.pid)
         var after: ResidentMemory?
         var fresh: (greeted: Bool, problems: [String]) = (false, ["not tried: playerd is gone"])
+        var places: [String] = ["not tried: playerd is gone"]
         if alive {
             do throws(BenchFailure) {
                 try self.restore(options.socketPath, tree)
@@ -108,6 +116,8 @@ enum SoakCommand: BenchCommand {
             usleep(UInt32(options.settleSeconds) * 1_000_000)
             after = try? ResidentMemory(pid: options.pid)
             fresh = self.freshClient(options.socketPath, length: tree.songs.count)
+            usleep(500_000)  // for the daemon to see the fresh client go
+            places = self.freePlaces(options.socketPath, limit: options.maximumClients)
         }
 
         storm.printFigures(start: start, peakKilobytes: peak, after: after)
@@ -120,6 +130,10 @@ enum SoakCommand: BenchCommand {
         verdicts.check(
             fresh.greeted && fresh.problems.isEmpty, "its status has every key and the state the soak left",
             details: fresh.problems)
+        verdicts.check(
+            places.isEmpty,
+            "all \(options.maximumClients) client places are free again, and one more client is refused",
+            details: places)
         let growth = (after?.residentKilobytes ?? 0) - start.residentKilobytes
         verdicts.check(
             after != nil && growth <= options.rssSlackKilobytes,
@@ -190,6 +204,32 @@ enum SoakCommand: BenchCommand {
         case .ack(let line): return (true, ["status was refused: \(line)"])
         case .broken(let reason): return (true, ["status got no answer: \(reason)"])
         }
+    }
+
+    /// What is wrong with the client places: `limit` clients must be greeted at once (none is held by a
+    /// client that has gone), and one more refused with the daemon's ACK.
+    private static func freePlaces(_ socketPath: String, limit: Int) -> [String] {
+        var connections: [Connection] = []
+        for number in 1...limit + 1 {
+            let connection: Connection
+            do throws(SystemCallError) {
+                connection = try Connection(path: socketPath, timeoutSeconds: 10)
+            } catch {
+                return ["client \(number): cannot connect: \(error)"]
+            }
+            let answer = connection.readAnswer()
+            switch (answer, number <= limit) {
+            case (.ok(_, let greeting), true) where greeting.hasPrefix("OK MPD "):
+                connections.append(connection)
+            case (.ack(let line), false) where line.contains("too many clients"):
+                return []
+            case (.ok(_, let line), _), (.ack(let line), _):
+                return ["client \(number) of \(limit + 1): '\(line)'"]
+            case (.broken(let reason), _):
+                return ["client \(number) of \(limit + 1): no greeting: \(reason)"]
+            }
+        }
+        return ["unreachable"]
     }
 
     /// Whether `pid` is a live process (not gone, not a zombie).
