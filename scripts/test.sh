@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: sets up (build and test packages), builds everything with warnings as errors, checks
-# the formatting with `swift format lint --strict`, then runs the whole test suite.
+# the formatting with `swift format lint --strict`, then runs the whole test suite, then the soak
+# (scripts/soak.sh: 150 s of hostile clients against the real playerd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,3 +26,6 @@ swift format lint --strict --recursive Package.swift Sources Tests Benchmarks/Pa
 
 echo "== tests"
 swift test --skip-build --disable-xctest --no-parallel
+
+echo "== soak: 150 s of hostile clients against the real playerd"
+scripts/soak.sh 150

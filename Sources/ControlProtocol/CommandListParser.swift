@@ -104,6 +104,27 @@ public struct CommandListParser: Sendable {
         }
     }
 
+    /// Takes a line that could not be read (past the length limit, or not UTF-8) in place of a line.
+    /// Outside a list it is refused at once. Inside one it takes a slot and fails when its turn comes,
+    /// like a malformed line, so that the list still has exactly one answer.
+    public mutating func consumeUnreadable(_ ack: Ack) -> Action {
+        switch self.state {
+        case .idle:
+            return .reject(.rejected(ack))
+        case .collecting(var entries, let bytes, let okMode):
+            if entries.count == self.maximumCommands {
+                self.state = .overflowed(self.overflow(accepted: entries.count, byBytes: false))
+                return .collect
+            }
+            self.state = .idle
+            entries.append(.failure(.rejected(ack.at(listIndex: entries.count))))
+            self.state = .collecting(entries: entries, bytes: bytes, okMode: okMode)
+            return .collect
+        case .overflowed:
+            return .collect
+        }
+    }
+
     private mutating func consumeOutside(_ entry: Entry) -> Action {
         switch entry {
         case .failure(let error):

@@ -23,6 +23,10 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var busy = false
     /// The task running the client's deferred command, cancelled if the client goes (ending its walk).
     private var running: Task<Void, Never>?
+    /// Set while a pump waits for this client's next turn.
+    private var pumpScheduled = false
+    /// A command list waiting for its client's next turn, or for its client to read: where it goes on.
+    private var pausedList: (entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, index: Int)?
     /// Set by `idle`: the subsystems the client waits for.
     private var idling: Set<IdleSubsystem>?
     /// Changes since the client last heard of them (MPD keeps them for the next `idle`).
@@ -78,6 +82,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.pending.removeAll()
         self.running?.cancel()
         self.running = nil
+        self.pausedList = nil
         self.context = nil
     }
 
@@ -113,15 +118,27 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            self.pump()
+            if self.pausedList != nil {
+                self.resumeList()
+            } else {
+                self.pump()
+            }
         }
         context.fireChannelWritabilityChanged()
     }
 
-    /// Runs waiting lines until one must wait for the audio thread, or none is left.
+    /// Runs waiting lines until one must wait for the audio thread, or none is left, or this turn's
+    /// share is used up: then the rest runs at the client's next turn (`TurnTaker`), after the other
+    /// clients (a client sending a megabyte of `ping`s held everyone for half a second per 64 KiB read).
     private func pump() {
         guard let context = self.context else { return }
+        var handled = 0
         while !self.busy && !self.closing && self.pendingHead < self.pending.count && context.channel.isWritable {
+            if handled == Self.commandsPerTurn {
+                self.pumpLater()
+                break
+            }
+            handled += 1
             let frame = self.pending[self.pendingHead]
             self.pendingHead += 1
             self.handle(frame, context: context)
@@ -150,17 +167,20 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func handle(_ frame: LineFramer.Frame, context: ChannelHandlerContext) {
-        guard case .line(let line) = frame else {
-            if let ack = self.framer.ack(for: frame) {
-                self.logger.info("refused a request: \(ack.message)")
-                self.write(ack.line)
-            }
-            return
+    /// Pumps again at this client's next turn (once, however often asked).
+    private func pumpLater() {
+        guard !self.pumpScheduled else { return }
+        self.pumpScheduled = true
+        self.server.turns.value.enqueue {
+            self.pumpScheduled = false
+            self.pump()
         }
+    }
+
+    private func handle(_ frame: LineFramer.Frame, context: ChannelHandlerContext) {
         if self.idling != nil {
             // While idling only `noidle` is allowed; MPD closes the connection on anything else.
-            if line == "noidle" {
+            if frame == .line("noidle") {
                 self.finishIdle(force: true)
             } else {
                 self.closing = true
@@ -168,7 +188,17 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
             return
         }
-        switch self.lists.consume(line) {
+        let action: CommandListParser.Action
+        if case .line(let line) = frame {
+            action = self.lists.consume(line)
+        } else if let ack = self.framer.ack(for: frame) {
+            // Inside a command list the line takes its slot and fails there: the list keeps one answer.
+            self.logger.info("refused a request: \(ack.message)")
+            action = self.lists.consumeUnreadable(ack)
+        } else {
+            return
+        }
+        switch action {
         case .collect:
             break
         case .execute(let request):
@@ -193,7 +223,13 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// ones on the audio thread, resuming here when they answer.
     private func run(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, from index: Int = 0) {
         var index = index
+        var ranThisTurn = 0
         while index < entries.count {
+            if index > 0 && self.mustPause(afterRunning: ranThisTurn) {
+                self.pauseList(entries, okMode: okMode, isList: isList, at: index)
+                return
+            }
+            ranThisTurn += 1
             let request: Request
             switch entries[index] {
             case .success(let value):
@@ -270,6 +306,42 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         self.write("OK\n")
+    }
+
+    /// Lines, or commands of one list, that a client runs in a row before the event loop serves the
+    /// other clients.
+    static let commandsPerTurn = 64
+
+    /// Whether a list must stop for now: its turn is used up, its answer so far is large, or its client
+    /// does not read (a list of 65,536 commands ran in one turn of the event loop, seconds long, and
+    /// kept every answer in memory).
+    private func mustPause(afterRunning count: Int) -> Bool {
+        guard let context = self.context else { return false }
+        return count >= Self.commandsPerTurn || self.output.readableBytes >= 64 * 1024 || !context.channel.isWritable
+    }
+
+    /// Stops a list before `index`, sends what it has answered so far, and goes on at the client's next
+    /// turn, once the client reads if it must. Lines after the list wait (`busy`).
+    private func pauseList(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, at index: Int) {
+        guard let context = self.context else { return }
+        self.busy = true
+        self.pausedList = (entries, okMode, isList, index)
+        self.flush(context: context)
+        if context.channel.isWritable {
+            self.server.turns.value.enqueue { self.resumeList() }
+        }
+        // Otherwise channelWritabilityChanged resumes it.
+    }
+
+    /// Goes on with a paused list, if its client has room for more answers.
+    private func resumeList() {
+        guard let context = self.context, !self.closing, context.channel.isWritable,
+            let paused = self.pausedList
+        else { return }
+        self.pausedList = nil
+        self.busy = false
+        self.run(paused.entries, okMode: paused.okMode, isList: paused.isList, from: paused.index)
+        self.pump()
     }
 
     /// Runs the `add`s of a command list from `index` up to the next other command in one go (see

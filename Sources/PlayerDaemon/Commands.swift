@@ -395,7 +395,10 @@ enum Commands {
         let range = try Argument.range(call.argument(0))
         let destination = try Argument.unsigned(call.argument(1))
         try await edit(service, call) { queue throws(QueueError) in
-            try queue.move(from: range.start..<(range.end ?? queue.count), to: destination)
+            // An open range (`START:`) runs to the end of the queue. One that starts past the end is empty
+            // (the queue refuses it); `START..<count` would be a reversed range, which traps.
+            let end = range.end ?? max(range.start, queue.count)
+            try queue.move(from: range.start..<end, to: destination)
         }
         return call
     }

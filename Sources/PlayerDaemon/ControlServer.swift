@@ -8,13 +8,17 @@ import Synchronization
     import Glibc
 #endif
 
-/// Counts connected clients against the limit.
+/// Counts connected clients against the limit, and holds what they share on the event loop.
 final class ServerState: Sendable {
     private let clients = Atomic<Int>(0)
+    private let trimmer = HeapTrimmer()
     let limit: Int
+    /// The turns of clients with more to run than one turn allows.
+    let turns: NIOLoopBoundBox<TurnTaker>
 
-    init(limit: Int) {
+    init(limit: Int, eventLoop: EventLoop) {
         self.limit = limit
+        self.turns = .makeBoxSendingValue(TurnTaker(eventLoop: eventLoop), eventLoop: eventLoop)
     }
 
     /// Takes a place if one is free.
@@ -28,9 +32,10 @@ final class ServerState: Sendable {
         }
     }
 
-    /// Gives a place back.
+    /// Gives a place back, and the memory the client used to the system soon.
     func leave() {
         self.clients.subtract(1, ordering: .relaxed)
+        self.trimmer.clientLeft()
     }
 
     var connected: Int { self.clients.load(ordering: .relaxed) }
@@ -65,7 +70,7 @@ public final class ControlServer: Sendable {
         let path = configuration.socketPath
         try Self.prepareSocketPath(path)
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        self.state = ServerState(limit: configuration.maximumClients)
+        self.state = ServerState(limit: configuration.maximumClients, eventLoop: self.group.next())
         let bootstrap = Self.bootstrap(group: self.group, service: service, state: self.state, logger: logger)
         // The socket is created with the umask's mode: a tight umask keeps it private until chmod.
         let oldMask = umask(0o177)
@@ -88,7 +93,7 @@ public final class ControlServer: Sendable {
     /// Serves clients on a socket that was already bound and listening (systemd socket activation).
     public init(service: PlayerService, listeningDescriptor: CInt, logger: Logger) throws {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        self.state = ServerState(limit: service.configuration.maximumClients)
+        self.state = ServerState(limit: service.configuration.maximumClients, eventLoop: self.group.next())
         let bootstrap = Self.bootstrap(group: self.group, service: service, state: self.state, logger: logger)
         self.channel = try bootstrap.withBoundSocket(listeningDescriptor).wait()
         self.path = nil

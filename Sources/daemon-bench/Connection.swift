@@ -41,15 +41,21 @@ final class Connection {
     static let timeoutSeconds = 30
 
     let descriptor: Int32
+    /// This connection's limit on a connect, a send or the wait for an answer, in seconds.
+    let timeoutSeconds: Int
     /// Bytes received but not yet consumed by an answer; a daemon could send more than one answer at once.
     private var received: [UInt8] = []
     private var chunk = [UInt8](repeating: 0, count: 65536)
+    /// The lines before the last answer's `ACK` line, when `readAnswer` was asked to keep lines: a
+    /// command list's `list_OK`s, say.
+    private(set) var linesBeforeAck: [String] = []
 
-    /// Connects to the socket at `path`; the greeting is left to read with `readAnswer()`.
-    init(path: String) throws(SystemCallError) {
+    /// Connects to the socket at `path`; the greeting is left to read with `readAnswer()`. Each connect,
+    /// send and wait for an answer may block up to `timeoutSeconds`.
+    init(path: String, timeoutSeconds: Int = Connection.timeoutSeconds) throws(SystemCallError) {
         let descriptor = try check("socket", socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0))
         do throws(SystemCallError) {
-            var timeout = timeval(tv_sec: Self.timeoutSeconds, tv_usec: 0)
+            var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
             let size = socklen_t(MemoryLayout<timeval>.size)
             // On Linux a Unix-socket connect waits for room in the listen backlog up to SO_SNDTIMEO.
             try check("setsockopt(SO_RCVTIMEO)", setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, size))
@@ -72,6 +78,7 @@ final class Connection {
             throw error
         }
         self.descriptor = descriptor
+        self.timeoutSeconds = timeoutSeconds
     }
 
     deinit {
@@ -123,6 +130,7 @@ final class Connection {
                 if line.starts(with: "ACK ".utf8) {
                     let last = String(decoding: line, as: UTF8.self)
                     self.received.removeSubrange(0..<lineStart)
+                    self.linesBeforeAck = lines
                     return .ack(last)
                 }
                 if keepingLines { lines.append(String(decoding: line, as: UTF8.self)) }
@@ -140,7 +148,7 @@ final class Connection {
             } else if count == 0 {
                 return .broken("the daemon closed the connection")
             } else if code == EAGAIN || code == EWOULDBLOCK {
-                return .broken("no answer within \(Self.timeoutSeconds) s")
+                return .broken("no answer within \(self.timeoutSeconds) s")
             } else if code != EINTR {
                 return .broken(SystemCallError(function: "read", code: code).description)
             }

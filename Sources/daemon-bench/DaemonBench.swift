@@ -9,6 +9,8 @@
 //   daemon-bench rss PID                              a process's resident memory, now
 //   daemon-bench add-dir SOCKET URI EXPECTED          one `add` of a directory, timed, with another
 //                                                     client's round trips during it
+//   daemon-bench soak SOCKET PID MUSIC-DIR [...]      hostile clients against a running daemon for a
+//                                                     while (scripts/soak.sh); PASS/FAIL lines
 // Results are printed as `key value` lines on stdout for scripts (scripts/bench-daemon.sh) to collect;
 // a failure is one `daemon-bench: ...` line on stderr and exit status 1.
 
@@ -51,6 +53,7 @@ enum DaemonBench {
         [
             StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self,
             AddDirectoryCommand.self,
+            SoakCommand.self,
         ]
     }
 

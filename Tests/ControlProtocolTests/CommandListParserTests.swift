@@ -100,6 +100,25 @@ struct CommandListParserTests {
                     ], okMode: true))
     }
 
+    @Test("a line that could not be read (too long, not UTF-8) takes its slot in a list and fails there")
+    func unreadableLineInList() {
+        let tooLong = Ack(.argument, "line too long: more than 65536 bytes")
+        var parser = CommandListParser()
+        #expect(parser.consumeUnreadable(tooLong) == .reject(.rejected(tooLong)))
+        _ = parser.consume("command_list_ok_begin")
+        _ = parser.consume("ping")
+        #expect(parser.consumeUnreadable(tooLong) == .collect)
+        _ = parser.consume("ping")
+        #expect(
+            parser.consume("command_list_end")
+                == .executeList(
+                    [
+                        .success(Request(name: "ping")),
+                        .failure(.rejected(Ack(.argument, "line too long: more than 65536 bytes", listIndex: 1))),
+                        .success(Request(name: "ping")),
+                    ], okMode: true))
+    }
+
     @Test("a line that is not MPD hangs up at once, even inside a list")
     func notMPDInList() {
         var parser = CommandListParser()
