@@ -237,8 +237,10 @@ struct HostileClient {
     private mutating func dropMidAnswer() {
         guard let connection = self.connect() else { return }
         var bytes: [UInt8] = []
-        switch self.random.int(in: 0...3) {
+        switch self.random.int(in: 0...4) {
         case 0: bytes = Array(String(repeating: "playlistinfo\n", count: self.random.int(in: 1...50)).utf8)
+        // A walk of the whole file system whose client is gone before it ends: the walk must stop.
+        case 4: bytes = Array("add \"/\"\n".utf8)
         case 1: bytes = Array(String(repeating: "commands\n", count: self.random.int(in: 1...200)).utf8)
         case 2:
             bytes = Array(

@@ -2,9 +2,11 @@
 // (bad numbers, huge arguments, odd and invalid text, unknown commands, lines that are not MPD at
 // all). Lines are bytes, not strings, because some are not valid UTF-8 on purpose.
 //
-// `add` is the one command that reaches the file system, and a directory expands recursively: every
-// `add` argument this file writes is a song or folder of the soak's tree, or a relative name that
-// starts with a letter and does not exist. Never `/`, a NUL before that prefix, or `..`.
+// `add` is the one command that reaches the file system, and a directory expands recursively: the
+// `add` arguments this file writes are songs or folders of the soak's tree, relative names that start
+// with a letter and do not exist, and the kernel's /proc and /sys, which playerd refuses at once. A
+// walk of `/` is sent only by clients that hang up at once (HostileClient.dropMidAnswer), so that the
+// queue does not fill with the machine's MP3s.
 
 /// What the daemon must do with a line sent on its own, outside a command list.
 enum SoakReply {
@@ -103,6 +105,7 @@ struct SoakRequests {
             (1, "addid \(quoted(random.pick(self.songs)))"),
             (1, "add \(quoted("soak-missing-\(position).mp3"))"),
             (1, "add \(quoted("../\(random.pick(self.songs))"))"),
+            (1, "add \(quoted(random.pick(["/proc", "/proc/self", "/sys", "file:///sys/class"])))"),
             (3, "delete \(position)"),
             (1, "delete \(position):\(position + other)"),
             (1, "deleteid \(position)"),
