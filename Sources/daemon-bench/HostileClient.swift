@@ -16,7 +16,7 @@ struct HostileClient {
 
     static let behaviors: [(weight: Int, value: Behavior)] = [
         (20, .chatter), (10, .pipeline), (14, .commandList), (10, .idleStorm), (6, .halfLine), (8, .dropMidAnswer),
-        (6, .flood), (2, .crowd), (5, .hangUp), (3, .slow), (4, .garbage),
+        (6, .flood), (1, .crowd), (5, .hangUp), (3, .slow), (4, .garbage),
     ]
 
     /// The longest the daemon may take to answer a hostile request it owes an answer before that counts
@@ -293,10 +293,10 @@ struct HostileClient {
     /// Many connections at once, past the daemon's limit: the ones over it must be refused cleanly.
     private mutating func crowd() {
         var connections: [Connection] = []
-        for _ in 0..<self.random.int(in: 8...30) {
+        for _ in 0..<self.random.int(in: 8...24) {
             if let connection = self.connect() { connections.append(connection) }
         }
-        self.pause(milliseconds: self.random.int(in: 200...2000))
+        self.pause(milliseconds: self.random.int(in: 200...1000))
         for connection in connections where self.random.chance(0.5) {
             let line = self.requests.line("status")
             guard self.send(line, on: connection), self.expectAnswer(to: line, on: connection) else { continue }

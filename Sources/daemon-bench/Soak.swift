@@ -92,6 +92,13 @@ enum SoakCommand: BenchCommand {
             seed: options.seed ^ 0x5741_524D)
         if options.warmUpSeconds > 0 {
             _ = warmUp.run()
+            guard self.isAlive(options.pid) else {
+                var verdicts = SoakVerdicts()
+                warmUp.judge(into: &verdicts)
+                verdicts.check(false, "playerd (pid \(options.pid)) is still running after the warm-up")
+                verdicts.printReport()
+                exit(1)
+            }
             try self.restore(options.socketPath, tree)
             usleep(UInt32(options.settleSeconds) * 1_000_000)
         }
@@ -138,7 +145,9 @@ enum SoakCommand: BenchCommand {
         verdicts.check(
             after != nil && growth <= options.rssSlackKilobytes,
             "RSS \(options.settleSeconds) s after the storm is within \(options.rssSlackKilobytes / 1024) MB "
-                + "of the warmed-up RSS (\(growth >= 0 ? "+" : "")\(Storm.tenths(Double(growth) / 1024)) MB)")
+                + "of the warmed-up RSS ("
+                + (after == nil ? "unknown" : "\(growth >= 0 ? "+" : "")\(Storm.tenths(Double(growth) / 1024)) MB")
+                + ")")
         verdicts.printReport()
         if verdicts.failed > 0 { exit(1) }
     }
