@@ -23,6 +23,8 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     precondition((0...100).contains(state.volume), "volume \(state.volume) accepted")
     precondition(state.current.map { (0..<state.paths.count).contains($0) } ?? true, "current past the queue")
     precondition(state.elapsed.isFinite && state.elapsed >= 0, "elapsed \(state.elapsed) accepted")
+    // The daemon resumes at this offset: converting the position must not trap.
+    precondition(state.offset >= 0, "elapsed \(state.elapsed) gives the offset \(state.offset)")
 
     // What the daemon does with a restored state: saves it again (positions are written to the
     // millisecond, so the first save may round; from then on the text is stable) and resumes at its
