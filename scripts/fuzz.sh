@@ -38,9 +38,12 @@ mkdir -p "$work"
 # `-sanitize=fuzzer,address` in one flag: given as two, swiftc keeps only the last. `--sanitize fuzzer`
 # as well, because it is what tells SwiftPM that libFuzzer provides `main`: without it SwiftPM links
 # executables with `--defsym main=<Target>_main`, which these targets do not define. lld, as the release
-# build uses, because gold warns about every ASan symbol it cannot export.
-build=(swift build --package-path Fuzz --scratch-path "$scratch" --sanitize fuzzer
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -use-ld=lld)
+# build uses, because gold warns about every ASan symbol it cannot export. Release (-O keeps every
+# precondition and overflow trap): 2.5 to 7 times the executions per second of a debug build, for
+# half a minute more of building from scratch.
+flags=(-c release --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+    -Xswiftc -use-ld=lld)
+build=(swift build --package-path Fuzz --scratch-path "$scratch" "${flags[@]}")
 if ((${#targets[@]} == 1)); then
     build+=(--product "${products[$target]}")
 fi
@@ -57,8 +60,7 @@ if grep -E '^/.*: warning: ' "$work/build.log"; then
     exit 1
 fi
 echo "fuzz: built in $((SECONDS - start)) s"
-bin=$(swift build --package-path Fuzz --scratch-path "$scratch" --sanitize fuzzer \
-    -Xswiftc -sanitize=fuzzer,address --show-bin-path)
+bin=$(swift build --package-path Fuzz --scratch-path "$scratch" "${flags[@]}" --show-bin-path)
 
 # Swift's own crash backtracer hangs under ASan; libFuzzer and ASan report crashes themselves.
 export SWIFT_BACKTRACE=enable=no
@@ -98,6 +100,7 @@ done
 
 echo "== fuzz: summary ($seconds s each)"
 printf '%s\n' "${summary[@]}"
+echo "fuzz: $((${#targets[@]} - ${#failed[@]})) passed, ${#failed[@]} failed"
 if ((${#failed[@]} > 0)); then
     echo "fuzz: FAILED: ${failed[*]} (reproducers in ${artifacts#"$PWD/"})" >&2
     exit 1
