@@ -20,24 +20,28 @@ let package = Package(
         .package(name: "playerd", path: "..")
     ],
     targets: [
+        .target(
+            name: "FuzzSupport",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "FuzzRequest",
-            dependencies: [.product(name: "ControlProtocol", package: "playerd")],
+            dependencies: ["FuzzSupport", .product(name: "ControlProtocol", package: "playerd")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "FuzzArguments",
-            dependencies: [.product(name: "ControlProtocol", package: "playerd")],
+            dependencies: ["FuzzSupport", .product(name: "ControlProtocol", package: "playerd")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "FuzzStateFile",
-            dependencies: [.product(name: "PlayerDaemon", package: "playerd")],
+            dependencies: ["FuzzSupport", .product(name: "PlayerDaemon", package: "playerd")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "FuzzMP3",
-            dependencies: [.product(name: "Audio", package: "playerd")],
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
     ]

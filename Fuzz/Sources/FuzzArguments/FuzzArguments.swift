@@ -4,6 +4,7 @@
 // `strtol`, `strtoul` and `strtod`, the same verdict and value as the C library gives.
 
 import ControlProtocol
+import FuzzSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -47,7 +48,7 @@ enum ArgumentParser: CaseIterable {
         case .bool:
             let value = Result { () throws(Ack) in try Argument.bool(text) }
             let asInteger = Result { () throws(Ack) in try Argument.integer(text, in: 0...1) }
-            precondition(value.success == asInteger.success.map { $0 == 1 }, "bool disagrees with integer 0...1")
+            require(value.success == asInteger.success.map { $0 == 1 }, "bool disagrees with integer 0...1")
             checkRefusal(value)
         case .range:
             checkRange(text)
@@ -56,30 +57,30 @@ enum ArgumentParser: CaseIterable {
         case .songTime:
             let time = Result { () throws(Ack) in try Argument.songTime(text) }
             if case .success(let duration) = time {
-                precondition(duration >= .zero, "a negative song time")
+                require(duration >= .zero, "a negative song time")
             }
             checkRefusal(time)
         case .seekTarget:
             let target = Result { () throws(Ack) in try Argument.seekTarget(text) }
             if case .success(.absolute(let duration)) = target {
-                precondition(duration >= .zero, "a negative absolute seek")
+                require(duration >= .zero, "a negative absolute seek")
             }
             checkRefusal(target)
         case .singleMode:
             let mode = Result { () throws(Ack) in try Argument.singleMode(text) }
-            precondition(mode.success?.rawValue ?? text == text, "single mode spelled differently")
+            require(mode.success?.rawValue ?? text == text, "single mode spelled differently")
             checkRefusal(mode)
         case .idleSubsystem:
             let subsystem = Result { () throws(Ack) in try Argument.idleSubsystem(text) }
             if let subsystem = subsystem.success {
-                precondition(subsystem.rawValue == text.lowercased(), "\(text) is not \(subsystem.rawValue)")
+                require(subsystem.rawValue == text.lowercased(), "\(text) is not \(subsystem.rawValue)")
             }
             checkRefusal(subsystem)
         case .idleSubsystems:
             let words = text.split(separator: " ").map(String.init)
             let subsystems = Result { () throws(Ack) in try Argument.idleSubsystems(words) }
             if let subsystems = subsystems.success {
-                precondition(!subsystems.isEmpty && subsystems.count <= max(words.count, 14), "wrong subsystem count")
+                require(!subsystems.isEmpty && subsystems.count <= max(words.count, 14), "wrong subsystem count")
             }
             checkRefusal(subsystems)
         }
@@ -99,9 +100,9 @@ extension Result {
 /// Every parser refuses with ACK code 2 (bad argument), to be attributed to the command later.
 func checkRefusal<Value>(_ result: Result<Value, Ack>) {
     if case .failure(let ack) = result {
-        precondition(ack.code == .argument, "refused with code \(ack.code), not 2: \(ack)")
-        precondition(ack.command.isEmpty && ack.listIndex == 0, "a parser attributed its ACK: \(ack)")
-        precondition(!ack.message.contains("\n"), "an ACK message spans lines: \(ack)")
+        require(ack.code == .argument, "refused with code \(ack.code), not 2: \(ack)")
+        require(ack.command.isEmpty && ack.listIndex == 0, "a parser attributed its ACK: \(ack)")
+        require(!ack.message.contains("\n"), "an ACK message spans lines: \(ack)")
     }
 }
 
@@ -130,7 +131,7 @@ func cRead<Value>(_ text: String, _ read: (UnsafePointer<CChar>, inout UnsafeMut
 func checkUnsigned(_ text: String, maximum: Int, _ result: Result<Int, Ack>) {
     checkRefusal(result)
     if let value = result.success {
-        precondition((0...maximum).contains(value), "\(text) read as \(value), outside 0...\(maximum)")
+        require((0...maximum).contains(value), "\(text) read as \(value), outside 0...\(maximum)")
     }
     guard !text.utf8.contains(0) else {
         return
@@ -138,16 +139,16 @@ func checkUnsigned(_ text: String, maximum: Int, _ result: Result<Int, Ack>) {
     let c = cRead(text) { strtoul($0, &$1, 10) }
     switch (result, c) {
     case (.success(let value), let c?):
-        precondition(!c.outOfRange && UInt(value) == c.value, "\(text) read as \(value), strtoul says \(c)")
+        require(!c.outOfRange && UInt(value) == c.value, "\(text) read as \(value), strtoul says \(c)")
     case (.success(let value), nil):
-        preconditionFailure("\(text) read as \(value), strtoul does not read it")
+        fatalError("\(text) read as \(value), strtoul does not read it")
     case (.failure(let ack), nil):
-        precondition(ack.message.hasPrefix("Integer expected"), "\(text) refused with \(ack.message)")
+        require(ack.message.hasPrefix("Integer expected"), "\(text) refused with \(ack.message)")
     case (.failure(let ack), let c?):
         // strtoul reads it, so it is a number: too large, or negative.
-        precondition(ack.message.hasPrefix("Number too large"), "\(text) refused with \(ack.message)")
+        require(ack.message.hasPrefix("Number too large"), "\(text) refused with \(ack.message)")
         let negative = text.utf8.first { !(0x09...0x0D).contains($0) && $0 != 0x20 } == UInt8(ascii: "-")
-        precondition(c.outOfRange || c.value > UInt(maximum) || negative, "\(text) refused, strtoul says \(c)")
+        require(c.outOfRange || c.value > UInt(maximum) || negative, "\(text) refused, strtoul says \(c)")
     }
 }
 
@@ -160,14 +161,14 @@ func checkInteger(_ text: String, in range: ClosedRange<Int>, _ result: Result<I
     let c = cRead(text) { strtol($0, &$1, 10) }
     switch (result, c) {
     case (.success(let value), let c?):
-        precondition(range.contains(value) && !c.outOfRange && value == c.value, "\(text) read as \(value), not \(c)")
+        require(range.contains(value) && !c.outOfRange && value == c.value, "\(text) read as \(value), not \(c)")
     case (.success(let value), nil):
-        preconditionFailure("\(text) read as \(value), strtol does not read it")
+        fatalError("\(text) read as \(value), strtol does not read it")
     case (.failure(let ack), nil):
-        precondition(ack.message.hasPrefix("Integer expected"), "\(text) refused with \(ack.message)")
+        require(ack.message.hasPrefix("Integer expected"), "\(text) refused with \(ack.message)")
     case (.failure(let ack), let c?):
-        precondition(ack.message.hasPrefix("Number too large"), "\(text) refused with \(ack.message)")
-        precondition(c.outOfRange || !range.contains(c.value), "\(text) refused, strtol says \(c)")
+        require(ack.message.hasPrefix("Number too large"), "\(text) refused with \(ack.message)")
+        require(c.outOfRange || !range.contains(c.value), "\(text) refused, strtol says \(c)")
     }
 }
 
@@ -177,7 +178,7 @@ func checkFloat(_ text: String, _ result: Result<Double, Ack>) {
     guard let c = cRead(text, { strtod($0, &$1) }), c.value.isFinite, !c.outOfRange else {
         return
     }
-    precondition(result.success == c.value, "\(text) read as \(String(describing: result)), strtod says \(c.value)")
+    require(result.success == c.value, "\(text) read as \(String(describing: result)), strtod says \(c.value)")
 }
 
 /// `range` gives START:END with END not before START, and clipping to any queue length stays valid.
@@ -187,10 +188,10 @@ func checkRange(_ text: String) {
     guard let range = result.success else {
         return
     }
-    precondition(range.start >= 0 && range.end.map { $0 >= range.start } ?? true, "\(text) gave \(range)")
+    require(range.start >= 0 && range.end.map { $0 >= range.start } ?? true, "\(text) gave \(range)")
     for count in [0, 1, 2, 10_000] {
         if let positions = range.clipped(to: count) {
-            precondition(positions.lowerBound >= 0 && positions.upperBound <= count, "\(range) clipped to \(count)")
+            require(positions.lowerBound >= 0 && positions.upperBound <= count, "\(range) clipped to \(count)")
         }
     }
 }

@@ -4,6 +4,7 @@
 // position that counts the frames read, and errors that name the file.
 
 import Audio
+import FuzzSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -19,8 +20,8 @@ public func fuzzMP3(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     do {
         try decodeAll(path, sampleFormat: sampleFormat)
     } catch {
-        precondition(error.path == path, "an error names another file: \(error)")
-        precondition(!error.reason.isEmpty, "an error without a reason")
+        require(error.path == path, "an error names another file: \(error)")
+        require(!error.reason.isEmpty, "an error without a reason")
     }
     return 0
 }
@@ -29,10 +30,10 @@ public func fuzzMP3(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 func decodeAll(_ path: String, sampleFormat: SampleFormat) throws(DecoderError) {
     let decoder = try MP3Decoder(path: path, sampleFormat: sampleFormat)
     let format = decoder.format
-    precondition(format.sampleRate > 0 && (1...2).contains(format.channels), "format \(format)")
-    precondition(decoder.lengthFrames.map { $0 >= 0 } ?? true, "a negative length")
+    require(format.sampleRate > 0 && (1...2).contains(format.channels), "format \(format)")
+    require(decoder.lengthFrames.map { $0 >= 0 } ?? true, "a negative length")
     for value in [decoder.tags.title, decoder.tags.artist, decoder.tags.genre, decoder.tags.track] {
-        precondition(value.map { !$0.isEmpty } ?? true, "an empty tag is kept instead of dropped")
+        require(value.map { !$0.isEmpty } ?? true, "an empty tag is kept instead of dropped")
     }
     _ = decoder.bitrate
     _ = decoder.isVariableBitrate
@@ -48,8 +49,8 @@ func decodeAll(_ path: String, sampleFormat: SampleFormat) throws(DecoderError) 
                 break
             }
             decoded += frames
-            precondition(frames <= 1200, "read \(frames) frames into a buffer of 1200")
-            precondition(decoder.position == decoded, "position \(decoder.position) after \(decoded) frames")
+            require(frames <= 1200, "read \(frames) frames into a buffer of 1200")
+            require(decoder.position == decoded, "position \(decoder.position) after \(decoded) frames")
         }
     } catch .corrupt {
         // A stream that breaks off: the engine skips to the next song, as this does.
@@ -58,7 +59,7 @@ func decodeAll(_ path: String, sampleFormat: SampleFormat) throws(DecoderError) 
     if let length = decoder.lengthFrames {
         do {
             try decoder.seek(toFrame: length + 1)
-            preconditionFailure("a seek past the end of \(length) frames succeeded")
+            fatalError("a seek past the end of \(length) frames succeeded")
         } catch .seekOutOfRange {
         }
         do {
@@ -85,7 +86,7 @@ final class InputFile: Sendable {
         let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array("\(directory)/playerd-fuzz-XXXXXX".utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        precondition(descriptor >= 0, "cannot create the input file: \(String(cString: strerror(errno)))")
+        require(descriptor >= 0, "cannot create the input file: \(String(cString: strerror(errno)))")
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.descriptor = descriptor
         self.path = "/proc/self/fd/\(descriptor)"
@@ -93,11 +94,11 @@ final class InputFile: Sendable {
 
     /// Makes `bytes` the file's whole content.
     func replace(with bytes: UnsafeRawBufferPointer) {
-        precondition(ftruncate(self.descriptor, 0) == 0, "ftruncate: \(String(cString: strerror(errno)))")
+        require(ftruncate(self.descriptor, 0) == 0, "ftruncate: \(String(cString: strerror(errno)))")
         var offset = 0
         while offset < bytes.count {
             let written = pwrite(self.descriptor, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
-            precondition(written > 0 || errno == EINTR, "pwrite: \(String(cString: strerror(errno)))")
+            require(written > 0 || errno == EINTR, "pwrite: \(String(cString: strerror(errno)))")
             offset += max(written, 0)
         }
     }

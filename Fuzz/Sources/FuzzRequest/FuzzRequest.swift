@@ -5,6 +5,7 @@
 // with `Request.line` tokenizes to the same request.
 
 import ControlProtocol
+import FuzzSupport
 
 /// libFuzzer's entry point: one input, a client's byte stream.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -21,7 +22,7 @@ public func fuzzRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         ]
         for frame in frames.frames {
             guard case .line(let line) = frame else {
-                precondition(frames.framer.ack(for: frame) != nil, "a frame that is not a line has no ACK")
+                require(frames.framer.ack(for: frame) != nil, "a frame that is not a line has no ACK")
                 continue
             }
             checkTokenizing(line)
@@ -43,7 +44,7 @@ struct FramedStream {
     init(_ bytes: UnsafeRawBufferPointer, maximumLineLength: Int) {
         self.framer = LineFramer(maximumLineLength: maximumLineLength)
         self.frames = self.framer.feed(bytes)
-        precondition(self.framer.bufferedByteCount <= maximumLineLength, "the framer holds more than its limit")
+        require(self.framer.bufferedByteCount <= maximumLineLength, "the framer holds more than its limit")
 
         // A socket hands bytes over in reads of any size; the piece size comes from the input so that
         // the fuzzer varies it.
@@ -54,11 +55,11 @@ struct FramedStream {
         while start < bytes.count {
             let end = min(start + pieceSize, bytes.count)
             pieces.feed(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), into: &pieceFrames)
-            precondition(pieces.bufferedByteCount <= maximumLineLength, "the framer holds more than its limit")
+            require(pieces.bufferedByteCount <= maximumLineLength, "the framer holds more than its limit")
             start = end
         }
-        precondition(pieceFrames == self.frames, "the frames depend on how the bytes were split into reads")
-        precondition(pieces.bufferedByteCount == self.framer.bufferedByteCount, "the held bytes differ")
+        require(pieceFrames == self.frames, "the frames depend on how the bytes were split into reads")
+        require(pieces.bufferedByteCount == self.framer.bufferedByteCount, "the held bytes differ")
     }
 }
 
@@ -70,22 +71,22 @@ func checkTokenizing(_ line: String) {
     } catch {
         // Every refusal is either a silent hang-up or an ACK the client can read as one line.
         if let reply = error.reply {
-            precondition(reply.line.utf8.filter { $0 == 0x0A }.count == 1, "an ACK must be one line")
+            require(reply.line.utf8.filter { $0 == 0x0A }.count == 1, "an ACK must be one line")
         } else {
-            precondition(error.endsConnection, "a refusal without a reply must end the connection")
+            require(error.endsConnection, "a refusal without a reply must end the connection")
         }
         return
     }
-    precondition(!request.name.isEmpty, "a request without a name")
-    precondition(request.arguments.count <= Request.maximumArguments, "more arguments than allowed")
+    require(!request.name.isEmpty, "a request without a name")
+    require(request.arguments.count <= Request.maximumArguments, "more arguments than allowed")
     // `Request.line` quotes every argument; a client sending it must get the same request. The line
     // came out of the framer, so no argument holds the newline that quoting turns into a space.
     let resent = String(request.line.dropLast())
     do {
         let again = try tokenize(resent)
-        precondition(again == request, "\(line.debugDescription) does not survive quoting: \(resent.debugDescription)")
+        require(again == request, "\(line.debugDescription) does not survive quoting: \(resent.debugDescription)")
     } catch {
-        preconditionFailure("\(line.debugDescription) quoted as \(resent.debugDescription) is refused: \(error)")
+        fatalError("\(line.debugDescription) quoted as \(resent.debugDescription) is refused: \(error)")
     }
 }
 
@@ -93,21 +94,21 @@ func checkTokenizing(_ line: String) {
 func checkAction(_ action: CommandListParser.Action, parser: CommandListParser) {
     switch action {
     case .collect:
-        precondition(parser.isCollecting, "collecting a line outside a list")
+        require(parser.isCollecting, "collecting a line outside a list")
     case .execute(let request):
-        precondition(!parser.isCollecting, "running a command while a list is open")
+        require(!parser.isCollecting, "running a command while a list is open")
         let listCommands = ["command_list_begin", "command_list_ok_begin", "command_list_end"]
-        precondition(!listCommands.contains(request.name), "a list command ran as a command")
+        require(!listCommands.contains(request.name), "a list command ran as a command")
     case .executeList(let entries, _):
-        precondition(!parser.isCollecting, "a list ran but is still open")
-        precondition(entries.count <= parser.maximumCommands, "a list ran with more commands than allowed")
+        require(!parser.isCollecting, "a list ran but is still open")
+        require(entries.count <= parser.maximumCommands, "a list ran with more commands than allowed")
         for (index, entry) in entries.enumerated() {
             if case .failure(let error) = entry, let reply = error.reply {
-                precondition(reply.listIndex == index, "a failed entry carries another entry's index")
+                require(reply.listIndex == index, "a failed entry carries another entry's index")
             }
         }
     case .reject(let error):
-        precondition(!parser.isCollecting, "a refused line left a list open")
-        precondition(error.reply != nil || error.endsConnection, "a silent refusal must end the connection")
+        require(!parser.isCollecting, "a refused line left a list open")
+        require(error.reply != nil || error.endsConnection, "a silent refusal must end the connection")
     }
 }

@@ -2,6 +2,7 @@
 // could hold. Besides the sanitizers' crashes, it checks that whatever the reader accepts is a state the
 // daemon can use and save again: the saved text reads back as the same state.
 
+import FuzzSupport
 import PlayerDaemon
 
 /// libFuzzer's entry point: one state file's bytes.
@@ -14,17 +15,17 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         state = try SavedState(decoding: text)
     } catch {
         if case .corrupt(let reason) = error {
-            precondition(!reason.isEmpty, "a corrupt file without a reason")
+            require(!reason.isEmpty, "a corrupt file without a reason")
         } else {
-            preconditionFailure("decoding text failed with an I/O error: \(error)")
+            fatalError("decoding text failed with an I/O error: \(error)")
         }
         return 0
     }
-    precondition((0...100).contains(state.volume), "volume \(state.volume) accepted")
-    precondition(state.current.map { (0..<state.paths.count).contains($0) } ?? true, "current past the queue")
-    precondition(state.elapsed.isFinite && state.elapsed >= 0, "elapsed \(state.elapsed) accepted")
+    require((0...100).contains(state.volume), "volume \(state.volume) accepted")
+    require(state.current.map { (0..<state.paths.count).contains($0) } ?? true, "current past the queue")
+    require(state.elapsed.isFinite && state.elapsed >= 0, "elapsed \(state.elapsed) accepted")
     // The daemon resumes at this offset: converting the position must not trap.
-    precondition(state.offset >= 0, "elapsed \(state.elapsed) gives the offset \(state.offset)")
+    require(state.offset >= 0, "elapsed \(state.elapsed) gives the offset \(state.offset)")
 
     // What the daemon does with a restored state: saves it again (positions are written to the
     // millisecond, so the first save may round; from then on the text is stable) and resumes at its
@@ -32,12 +33,12 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let saved = state.encoded()
     do {
         let reread = try SavedState(decoding: saved)
-        precondition(reread.encoded() == saved, "a saved state reads back differently:\n\(saved)")
+        require(reread.encoded() == saved, "a saved state reads back differently:\n\(saved)")
         var rounded = state
         rounded.elapsed = reread.elapsed
-        precondition(reread == rounded, "a saved state reads back as another state:\n\(saved)")
+        require(reread == rounded, "a saved state reads back as another state:\n\(saved)")
     } catch {
-        preconditionFailure("the daemon cannot read back what it saved: \(error)\n\(saved)")
+        fatalError("the daemon cannot read back what it saved: \(error)\n\(saved)")
     }
     return 0
 }
