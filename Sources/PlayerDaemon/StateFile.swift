@@ -34,6 +34,16 @@ public struct SavedState: Sendable, Equatable {
 
     static let header = "playerd-state 1"
 
+    /// The largest position a state file may give, in seconds (about 31 years). The player counts
+    /// positions in Int64 nanoseconds, which hold 292 years; a larger value read from a damaged file
+    /// would trap where it is converted (`offset`, and `encoded()` when the state is saved again).
+    static let maximumElapsed: Double = 1e9
+
+    /// `elapsed` as the offset the player resumes at, in nanoseconds.
+    public var offset: Int64 {
+        Int64(self.elapsed * 1e9)
+    }
+
     /// The file's text.
     public func encoded() -> String {
         var lines = [Self.header]
@@ -108,7 +118,7 @@ public struct SavedState: Sendable, Equatable {
                 }
                 self.current = current
             case "elapsed":
-                guard let elapsed = Double(value), elapsed >= 0, elapsed.isFinite else {
+                guard let elapsed = Double(value), elapsed >= 0, elapsed <= Self.maximumElapsed else {
                     throw .corrupt(reason: "line \(index + 1): elapsed must be seconds")
                 }
                 self.elapsed = elapsed

@@ -99,10 +99,9 @@ final class StatePersistence: Sendable {
     /// `playing`. Opening the song and seeking is all it costs.
     func resume(_ saved: SavedState, playing: Bool) async {
         guard saved.state != .stop, let current = saved.current else { return }
-        let offset = Int64(saved.elapsed * 1e9)
         do {
             try await self.engine.withContext { context throws(PlayerError) in
-                ((), try context.restore(position: current, offset: offset, paused: !playing))
+                ((), try context.restore(position: current, offset: saved.offset, paused: !playing))
             }
         } catch {
             self.logger.error("cannot restore the saved position: \(error)")

@@ -224,6 +224,38 @@ struct ServiceTests {
         try daemon.stop()
     }
 
+    // Seen while writing the statefile fuzz target: this file was accepted, and playerd trapped at every
+    // start converting the position to nanoseconds (under systemd: a restart loop).
+    @Test("a paused state file with a position no song can have is kept aside, and playerd starts")
+    func hugeSavedPosition() throws {
+        let directory = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = directory + "/state"
+        let damaged = """
+            playerd-state 1
+            volume: 100
+            state: pause
+            current: 0
+            elapsed: 1e10
+            song: \(Paths.fixture("one-second.mp3"))
+            end
+
+            """
+        try damaged.write(toFile: state, atomically: true, encoding: .utf8)
+        var options = RunningPlayerd.Options()
+        options.stateFile = state
+        let daemon = try RunningPlayerd(options)
+        let status = try daemon.connect().fields("status")
+        #expect(status["state"] == "stop")
+        #expect(status["playlistlength"] == "0")
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+            $0.hasPrefix("state.corrupt-")
+        }
+        #expect(aside.count == 1)
+        #expect(daemon.log.contains("the state file is corrupt: line 5: elapsed must be seconds"))
+        try daemon.stop()
+    }
+
     @Test("a vanished file is skipped on restore; the rest of the queue stays")
     func vanishedFile() throws {
         let directory = try Paths.makeTemporaryDirectory()

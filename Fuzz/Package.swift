@@ -1,0 +1,48 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// libFuzzer targets for playerd's parsers and decoder, in a package of their own so that the main
+// package's build never sees sanitizer flags. Each target defines `LLVMFuzzerTestOneInput` and no
+// main (libFuzzer brings one). scripts/fuzz.sh builds them with
+//     swift build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+// and runs them on the seed corpus in Corpus/.
+
+/// The settings playerd's own targets use: Swift 6 strict concurrency, and warnings fail the build.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "playerd-fuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "playerd", path: "..")
+    ],
+    targets: [
+        .target(
+            name: "FuzzSupport",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzRequest",
+            dependencies: ["FuzzSupport", .product(name: "ControlProtocol", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzArguments",
+            dependencies: ["FuzzSupport", .product(name: "ControlProtocol", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzStateFile",
+            dependencies: ["FuzzSupport", .product(name: "PlayerDaemon", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzMP3",
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
+    ]
+)
