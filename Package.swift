@@ -132,7 +132,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerDaemonTests",
-            dependencies: ["PlayerDaemon", "PlayerClient"],
+            dependencies: [
+                "PlayerDaemon", "PlayerClient", "ControlProtocol",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             // Read at run time from the source tree, by path.
             exclude: ["Transcripts", "python"],
             swiftSettings: strictSettings

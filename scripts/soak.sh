@@ -57,8 +57,9 @@ cp Fixtures/gapless-a.mp3 Fixtures/gapless-b.mp3 "$music/sub/"
 cp Fixtures/tagged-id3v24.mp3 "$music/sub/Ünïcødé — ☃.mp3"
 cp Fixtures/mono-48k-vbr.mp3 "$music/sub/deeper/"
 
+# A queue limit far below the default, so that hostile adds run into it too.
 "$bin/playerd" --socket "$tmp/socket" --output null --music-dir "$music" --state-file "$tmp/state" \
-    2>"$tmp/playerd.log" &
+    --max-queue-length 2000 2>"$tmp/playerd.log" &
 playerd=$!
 
 status=0

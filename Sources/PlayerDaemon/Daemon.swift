@@ -26,6 +26,7 @@ public final class Daemon: Sendable {
     public init(configuration: DaemonConfiguration, systemd: Systemd, resumePlaying: Bool = false, logger: Logger)
         throws
     {
+        HeapTrimmer.limitArenas()
         self.systemd = systemd
         self.logger = logger
         var context: PlayerContext?

@@ -23,6 +23,27 @@ final class HeapTrimmer: Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
     }()
 
+    /// glibc's `mallopt`, looked up as `malloc_trim` is.
+    private static let setOption: (@convention(c) (Int32, Int32) -> Int32)? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "mallopt") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    }()
+
+    /// glibc's `M_ARENA_MAX` (malloc.h).
+    private static let arenaMaximumOption: Int32 = -8
+
+    /// The heaps (arenas) the process's threads share.
+    static let arenas: Int32 = 2
+
+    /// Keeps the heap in `arenas` arenas; call it before the daemon starts its threads. glibc gives
+    /// each thread that allocates an arena of its own, up to eight per core: playerd's threads (event
+    /// loop, audio, Swift's pool, walks) spread their allocations over 14 of them, each of which
+    /// keeps some after a trim, and after the soak the RSS stayed 2 to 9 MB above its start, a
+    /// different figure each run. In two arenas it came back to within 1.4 MB.
+    static func limitArenas() {
+        _ = Self.setOption?(Self.arenaMaximumOption, Self.arenas)
+    }
+
     private let scheduled = Atomic<Bool>(false)
 
     /// A client has left: trims in `delay`, unless a trim is already on its way.

@@ -2,11 +2,11 @@
 // (bad numbers, huge arguments, odd and invalid text, unknown commands, lines that are not MPD at
 // all). Lines are bytes, not strings, because some are not valid UTF-8 on purpose.
 //
-// `add` is the one command that reaches the file system, and a directory expands recursively: the
-// `add` arguments this file writes are songs or folders of the soak's tree, relative names that start
-// with a letter and do not exist, and the kernel's /proc and /sys, which playerd refuses at once. A
-// walk of `/` is sent only by clients that hang up at once (HostileClient.dropMidAnswer), so that the
-// queue does not fill with the machine's MP3s.
+// `add` and `playnow` are the commands that reach the file system, and a directory expands
+// recursively: the arguments this file writes for them are songs or folders of the soak's tree,
+// relative names that start with a letter and do not exist, and (for `add`) the kernel's /proc and
+// /sys, which playerd refuses at once. A walk of `/` is sent only by clients that hang up at once
+// (HostileClient.dropMidAnswer), so that the queue does not fill with the machine's MP3s.
 
 /// What the daemon must do with a line sent on its own, outside a command list.
 enum SoakReply {
@@ -101,6 +101,9 @@ struct SoakRequests {
             (1, "getvol"),
             (3, "add \(quoted(random.pick(self.songs)))"),
             (1, "add \(quoted(random.pick(self.folders)))"),
+            (1, "playnow \(quoted(random.pick(self.songs)))"),
+            (1, "playnow \(quoted(random.pick(self.folders))) \(quoted(random.pick(self.songs)))"),
+            (1, "playnow \(quoted("soak-missing-\(position).mp3"))"),
             (1, "add \(quoted(random.pick(self.songs))) \(position)"),
             (1, "addid \(quoted(random.pick(self.songs)))"),
             (1, "add \(quoted("soak-missing-\(position).mp3"))"),
@@ -175,9 +178,11 @@ struct SoakRequests {
 
     /// A command with one argument of 1 KiB to 1 MiB: under, on and over the daemon's line limit.
     func hugeArgument(using random: inout SoakRandom) -> [UInt8] {
-        let name = random.pick(["add", "status", "play", "setvol", "seekcur", "tagtypes", "password", "idle", "xyzzy"])
+        let name = random.pick([
+            "add", "playnow", "status", "play", "setvol", "seekcur", "tagtypes", "password", "idle", "xyzzy",
+        ])
         var prefix = Array("\(name) \"".utf8)
-        if name == "add" {
+        if name == "add" || name == "playnow" {
             prefix += Array("soak-missing-".utf8)
         }
         // The line's length, `\n` not counted: the limit itself is the edge most worth probing.
@@ -211,11 +216,12 @@ struct SoakRequests {
         // Not `idle`: odd text can tokenize to no argument at all (a NUL ends the line), and a bare `idle`
         // waits instead of answering.
         let name = random.pick([
-            "add", "play", "setvol", "tagtypes", "status", "seekcur", "single", "password", "playlistinfo", "xyzzy",
+            "add", "playnow", "play", "setvol", "tagtypes", "status", "seekcur", "single", "password", "playlistinfo",
+            "xyzzy",
         ])
         var bytes = Array(name.utf8)
         for _ in 0..<random.int(in: 1...3) {
-            var text: [UInt8] = name == "add" ? Array("soak-missing-".utf8) : []
+            var text: [UInt8] = name == "add" || name == "playnow" ? Array("soak-missing-".utf8) : []
             for _ in 0..<random.int(in: 1...12) {
                 text += random.chance(0.6) ? random.pick(Self.oddPieces) : Array("ab1".utf8)
             }

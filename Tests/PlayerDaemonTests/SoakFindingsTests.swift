@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 #if canImport(Glibc)
@@ -164,5 +165,36 @@ struct SoakFindingsTests {
                 after - before < 8 * 1024,
                 "RSS before the crowd \(before) kB, with it \(peak) kB, 4 s after it left \(after) kB")
         }
+    }
+
+    @Test("playerd's threads share two heaps (glibc arenas), not one each")
+    func twoArenas() throws {
+        try withPlayerd { daemon in
+            // Work for each kind of thread: the event loop, Swift's pool, the walks, the audio thread.
+            let clients = try (0..<6).map { _ in try daemon.connect() }
+            for (number, client) in clients.enumerated() {
+                try client.send(line: number % 2 == 0 ? "add \"\"" : "add one-second.mp3")
+            }
+            for client in clients {
+                _ = try client.readAnswer()
+                #expect(try client.command("play").last == "OK")
+                #expect(try client.command("playlistinfo").last == "OK")
+            }
+            let heaps = try Self.arenaHeaps(of: daemon.processIdentifier)
+            #expect(heaps <= 2, "\(heaps) heaps")
+        }
+    }
+
+    /// How many heaps of glibc's arenas other than the main one a process has: anonymous writable
+    /// mappings that start on a 64 MiB boundary, where glibc places them.
+    static func arenaHeaps(of pid: Int32) throws -> Int {
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        return maps.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 5, fields[1].hasPrefix("rw"),
+                let start = UInt64(fields[0].prefix(while: { $0 != "-" }), radix: 16)
+            else { return false }
+            return start % (64 << 20) == 0
+        }.count
     }
 }
