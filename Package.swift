@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "playerd", targets: ["playerd"]),
         .executable(name: "playerctl", targets: ["playerctl"]),
         .executable(name: "playfile", targets: ["playfile"]),
+        .library(name: "MusicTags", targets: ["MusicTags"]),
         .library(name: "Audio", targets: ["Audio"]),
         .library(name: "PlayerCore", targets: ["PlayerCore"]),
         .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
@@ -45,9 +46,15 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
+        // The tag vocabulary (MPD's names) and a song's tags: plain values shared by Audio, which reads
+        // them, ControlProtocol, whose filters name them, and the library, which stores them.
+        .target(
+            name: "MusicTags",
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "Audio",
-            dependencies: ["CMPG123", "CALSA"],
+            dependencies: ["CMPG123", "CALSA", "MusicTags"],
             swiftSettings: strictSettings
         ),
         // statfs(2) for the directory walk; part of glibc, so no package or pkg-config.
@@ -59,6 +66,7 @@ let package = Package(
         ),
         .target(
             name: "ControlProtocol",
+            dependencies: ["MusicTags"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -71,6 +79,7 @@ let package = Package(
             dependencies: [
                 "PlayerCore",
                 "ControlProtocol",
+                "MusicTags",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -96,6 +105,7 @@ let package = Package(
             name: "playfile",
             dependencies: [
                 "Audio",
+                "MusicTags",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings,
@@ -112,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioTests",
-            dependencies: ["Audio"],
+            dependencies: ["Audio", "MusicTags"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -35,6 +35,7 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Audio", package: "playerd"),
+                .product(name: "MusicTags", package: "playerd"),
                 .product(name: "ControlProtocol", package: "playerd"),
                 .product(name: "PlayerCore", package: "playerd"),
                 .product(name: "PlayerDaemon", package: "playerd"),

@@ -1,4 +1,5 @@
 import CMPG123
+import MusicTags
 
 #if canImport(Glibc)
     import Glibc

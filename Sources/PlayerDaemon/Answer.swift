@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import MusicTags
 import PlayerCore
 
 /// The two answers clients ask for most, written from plain values: MPD's `status`, and a song block
@@ -54,14 +55,12 @@ public enum Answer {
     /// Writes one song block: `file:` first (clients require it), then the tags the client asked for,
     /// the length, the position and the id.
     public static func song(
-        file: String, tags: Tags, duration: Double?, position: Int, id: Int, tagTypes: Set<TagType>,
+        file: String, tags: Tags, duration: Double?, position: Int, id: Int, tagTypes: Set<TagName>,
         to response: inout ResponseWriter
     ) {
         response.field("file", file)
-        for tag in TagType.allCases where tagTypes.contains(tag) {
-            if let value = tag.value(in: tags) {
-                response.field(tag.rawValue, value)
-            }
+        for (tag, value) in tags.pairs where tagTypes.contains(tag) {
+            response.field(tag.rawValue, value)
         }
         if let duration {
             response.field("Time", ResponseWriter.wholeSeconds(duration))

@@ -1,4 +1,5 @@
 import ControlProtocol
+import MusicTags
 import PlayerCore
 
 /// What one client has set for itself.
@@ -6,7 +7,7 @@ struct SessionSettings: Sendable {
     /// The client's uid, from SO_PEERCRED; nil when the kernel did not say.
     var uid: UInt32?
     /// The tags song blocks show (`tagtypes`).
-    var tagTypes = Set(TagType.allCases)
+    var tagTypes = Set(TagName.allCases)
 }
 
 /// One command being run: its arguments, the client's settings, the answer being written.

@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import MusicTags
 import PlayerCore
 
 /// The daemon's one command table: every command's name, argument counts, permission and handler.
@@ -543,19 +544,22 @@ enum Commands {
 
     private static func tagTypes(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         guard let subcommand = call.optionalArgument(0) else {
-            for tag in TagType.allCases where call.session.tagTypes.contains(tag) {
+            for tag in TagName.allCases where call.session.tagTypes.contains(tag) {
                 call.response.field("tagtype", tag.rawValue)
             }
             return
         }
         let names = call.arguments.dropFirst()
-        for name in names where !TagType.mpdNames.contains(name.lowercased()) {
-            throw Ack(.argument, "Unknown tag type: \(name)", command: call.name)
+        var tags: [TagName] = []
+        for name in names {
+            guard let tag = TagName(name: name) else {
+                throw Ack(.argument, "Unknown tag type: \(name)", command: call.name)
+            }
+            tags.append(tag)
         }
-        let tags = names.compactMap(TagType.init(name:))
         switch subcommand {
         case "clear": call.session.tagTypes = []
-        case "all": call.session.tagTypes = Set(TagType.allCases)
+        case "all": call.session.tagTypes = Set(TagName.allCases)
         case "enable": call.session.tagTypes.formUnion(tags)
         case "disable": call.session.tagTypes.subtract(tags)
         default: throw Ack(.argument, "Unknown sub command", command: call.name)

@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import MusicTags
 import PlayerCore
 
 #if canImport(Glibc)
@@ -142,7 +143,7 @@ public final class PlayerService: Sendable {
     func writeSong(
         _ entry: QueueEntry,
         position: Int,
-        tagTypes: Set<TagType>,
+        tagTypes: Set<TagName>,
         to response: inout ResponseWriter
     ) {
         let info = self.songs.info(for: entry.path)

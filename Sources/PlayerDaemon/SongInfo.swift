@@ -1,4 +1,5 @@
 import Audio
+import MusicTags
 import Synchronization
 
 /// What a song block shows of a file: its tags and length.
@@ -36,43 +37,5 @@ final class SongInfoCache: Sendable {
             entries[path] = info
         }
         return info
-    }
-}
-
-/// The tag names MPD clients know, in MPD's spelling, for song blocks and `tagtypes`.
-public enum TagType: String, CaseIterable, Sendable {
-    case artist = "Artist"
-    case album = "Album"
-    case title = "Title"
-    case track = "Track"
-    case genre = "Genre"
-    case date = "Date"
-
-    /// Finds a tag type by name, ignoring case, as MPD does.
-    init?(name: String) {
-        guard let match = Self.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
-            return nil
-        }
-        self = match
-    }
-
-    /// Every tag name MPD 0.23 knows: `tagtypes enable`/`disable` accept them all (mpc sends several),
-    /// though playerd's song blocks carry only the tags above.
-    static let mpdNames: Set<String> = [
-        "artist", "artistsort", "album", "albumsort", "albumartist", "albumartistsort", "title", "track", "name",
-        "genre", "date", "originaldate", "composer", "performer", "conductor", "work", "movement",
-        "movementnumber", "grouping", "comment", "disc", "label", "musicbrainz_artistid", "musicbrainz_albumid",
-        "musicbrainz_albumartistid", "musicbrainz_trackid", "musicbrainz_releasetrackid", "musicbrainz_workid",
-    ]
-
-    public func value(in tags: Tags) -> String? {
-        switch self {
-        case .artist: tags.artist
-        case .album: tags.album
-        case .title: tags.title
-        case .track: tags.track
-        case .genre: tags.genre
-        case .date: tags.date
-        }
     }
 }

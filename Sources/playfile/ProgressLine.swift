@@ -1,4 +1,5 @@
 import Audio
+import MusicTags
 
 #if canImport(Glibc)
     import Glibc

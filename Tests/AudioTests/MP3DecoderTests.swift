@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Audio
+import MusicTags
 
 @Suite("MP3Decoder on the good fixtures")
 struct MP3DecoderTests {

@@ -1,6 +1,7 @@
 import Audio
 import BenchmarkSupport
 import ControlProtocol
+import MusicTags
 import PlayerCore
 import PlayerDaemon
 
@@ -27,7 +28,7 @@ enum StatusAnswer {
         var tags: Tags
         var duration: Double?
         var musicDirectory: String
-        var tagTypes = Set(TagType.allCases)
+        var tagTypes = Set(TagName.allCases)
     }
 
     /// The daemon's `status` answer (PlayerDaemon's `Answer.status`, which `PlayerService` calls with

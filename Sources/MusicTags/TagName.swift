@@ -1,0 +1,66 @@
+/// The tags MPD clients know, spelled as MPD 0.23 spells them in song blocks, `tagtypes`, filters and
+/// `list`, in the order MPD lists them. Comment is read and shown too (MPD knows it but leaves it off
+/// unless configured).
+public enum TagName: String, CaseIterable, Sendable, Hashable, Comparable {
+    case artist = "Artist"
+    case artistSort = "ArtistSort"
+    case album = "Album"
+    case albumSort = "AlbumSort"
+    case albumArtist = "AlbumArtist"
+    case albumArtistSort = "AlbumArtistSort"
+    case title = "Title"
+    case track = "Track"
+    case name = "Name"
+    case genre = "Genre"
+    case date = "Date"
+    case originalDate = "OriginalDate"
+    case composer = "Composer"
+    case composerSort = "ComposerSort"
+    case performer = "Performer"
+    case conductor = "Conductor"
+    case work = "Work"
+    case movement = "Movement"
+    case movementNumber = "MovementNumber"
+    case ensemble = "Ensemble"
+    case location = "Location"
+    case grouping = "Grouping"
+    case comment = "Comment"
+    case disc = "Disc"
+    case label = "Label"
+    case musicBrainzArtistID = "MUSICBRAINZ_ARTISTID"
+    case musicBrainzAlbumID = "MUSICBRAINZ_ALBUMID"
+    case musicBrainzAlbumArtistID = "MUSICBRAINZ_ALBUMARTISTID"
+    case musicBrainzTrackID = "MUSICBRAINZ_TRACKID"
+    case musicBrainzReleaseTrackID = "MUSICBRAINZ_RELEASETRACKID"
+    case musicBrainzWorkID = "MUSICBRAINZ_WORKID"
+
+    /// Finds a tag by name, ignoring case, as MPD does (`albumartist`, `ALBUMARTIST` ...).
+    public init?(name: String) {
+        guard let tag = Self.byLowercasedName[name.lowercased()] else { return nil }
+        self = tag
+    }
+
+    private static let byLowercasedName: [String: TagName] = Dictionary(
+        uniqueKeysWithValues: TagName.allCases.map { ($0.rawValue.lowercased(), $0) })
+
+    /// The position in MPD's order, which song blocks follow.
+    public var order: Int { Self.orderOf[self]! }
+
+    private static let orderOf: [TagName: Int] = Dictionary(
+        uniqueKeysWithValues: TagName.allCases.enumerated().map { ($0.element, $0.offset) })
+
+    public static func < (lhs: TagName, rhs: TagName) -> Bool { lhs.order < rhs.order }
+
+    /// The tag a filter, `list` or `count` reads when a song lacks this one, as MPD falls back:
+    /// AlbumArtist to Artist, each *Sort tag to its base tag (and AlbumArtistSort on to Artist's).
+    public var fallback: TagName? {
+        switch self {
+        case .albumArtist: .artist
+        case .artistSort: .artist
+        case .albumSort: .album
+        case .albumArtistSort: .albumArtist
+        case .composerSort: .composer
+        default: nil
+        }
+    }
+}
