@@ -1,8 +1,8 @@
 import Foundation
+import MusicTags
 import Testing
 
 @testable import Audio
-import MusicTags
 
 @Suite("MP3Decoder on the good fixtures")
 struct MP3DecoderTests {
