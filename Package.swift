@@ -28,12 +28,14 @@ let package = Package(
         .library(name: "PlayerCore", targets: ["PlayerCore"]),
         .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
         .library(name: "PlayerClient", targets: ["PlayerClient"]),
+        .library(name: "Library", targets: ["Library"]),
         .library(name: "PlayerDaemon", targets: ["PlayerDaemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -69,6 +71,16 @@ let package = Package(
             dependencies: ["MusicTags"],
             swiftSettings: strictSettings
         ),
+        // The music library: the scanner, the SQLite store (GRDB), queries from parsed filters, stored
+        // playlists, cover art. GRDB links the system SQLite (libsqlite3-dev).
+        .target(
+            name: "Library",
+            dependencies: [
+                "Audio", "MusicTags", "PlayerCore", "ControlProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "PlayerClient",
             dependencies: ["ControlProtocol"],
@@ -80,6 +92,7 @@ let package = Package(
                 "PlayerCore",
                 "ControlProtocol",
                 "MusicTags",
+                "Library",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -133,6 +146,11 @@ let package = Package(
         .testTarget(
             name: "ControlProtocolTests",
             dependencies: ["ControlProtocol"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LibraryTests",
+            dependencies: ["Library", "Audio", "MusicTags", "ControlProtocol"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -11,6 +11,10 @@ public struct DaemonConfiguration: Sendable {
     public var output: OutputSpec = .alsa(device: "default")
     /// Where relative paths in `add` resolve; nil when none is configured.
     public var musicDirectory: String?
+    /// The library's database file; nil turns the library off (`--library none`).
+    public var libraryPath: String?
+    /// Where stored playlists (`NAME.m3u`) live; nil when there is none.
+    public var playlistDirectory: String?
     /// The state file (queue, position, modes); used by the persistence layer.
     public var stateFile: String?
     /// Clients connected at once; the next one gets an ACK and is disconnected.
