@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "Library",
             dependencies: [
-                "Audio", "MusicTags", "PlayerCore", "ControlProtocol",
+                "Audio", "MusicTags", "PlayerCore", "ControlProtocol", "CStatFS",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings

@@ -54,6 +54,11 @@ public struct ResponseWriter: Sendable {
         self.bytes.append(ASCII.newline)
     }
 
+    /// Text already in the protocol's form (whole `key: value` lines), appended as it is.
+    public mutating func appendRaw(_ text: some StringProtocol) {
+        self.bytes.append(contentsOf: text.utf8)
+    }
+
     /// `key: value`. A newline or carriage return in the value becomes a space: clients read one
     /// field per line, and a tag with a newline in it must not forge a second field.
     public mutating func field(_ key: String, _ value: String) {
