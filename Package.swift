@@ -150,7 +150,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LibraryTests",
-            dependencies: ["Library", "Audio", "MusicTags", "ControlProtocol"],
+            dependencies: [
+                "Library", "Audio", "MusicTags", "ControlProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -35,6 +35,8 @@ final class LibraryDatabase: Sendable {
         configuration.label = "library"
         // Readers are few (clients' queries), each holding SQLite's page cache: keep them bounded.
         configuration.maximumReaderCount = 4
+        // Another playerd on the same file (a second user session, tests) waits its turn to write.
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             // A small page cache per connection: the library lives on disk, not in the daemon's memory.
             try db.execute(sql: "PRAGMA cache_size = -2048")

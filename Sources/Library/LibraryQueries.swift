@@ -188,14 +188,16 @@ extension MusicLibrary {
 
     /// The URIs of the songs the query selects, in its order and window (`findadd`, `searchadd`).
     public func songURIs(_ query: LibraryQuery) throws(Ack) -> [String] {
-        try self.read { db in
-            var uris: [String] = []
-            let rows = try self.selectSongs(query, columns: "s.uri", db)
-            while let row = try rows.next() {
-                uris.append(row[0])
-            }
-            return uris
+        try self.read { db in try self.songURIs(query, db) }
+    }
+
+    private func songURIs(_ query: LibraryQuery, _ db: Database) throws -> [String] {
+        var uris: [String] = []
+        let rows = try self.selectSongs(query, columns: "s.uri", db)
+        while let row = try rows.next() {
+            uris.append(row[0])
         }
+        return uris
     }
 
     private func selectSongs(_ query: LibraryQuery, columns: String, _ db: Database) throws -> RowCursor {
@@ -223,7 +225,7 @@ extension MusicLibrary {
                 let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM song WHERE uri = ?", arguments: [uri]) ?? false
                 return exists ? [uri] : nil
             }
-            return try self.songURIs(LibraryQuery(filter: uri.isEmpty ? nil : .base(uri)))
+            return try self.songURIs(LibraryQuery(filter: uri.isEmpty ? nil : .base(uri)), db)
         }
     }
 

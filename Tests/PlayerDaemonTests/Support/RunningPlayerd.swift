@@ -46,6 +46,8 @@ final class RunningPlayerd {
         var arguments = [
             "--socket", self.socketPath, "--output", options.output, "--music-dir", Paths.fixtures,
             "--state-file", options.stateFile ?? self.directory + "/state", "--log-level", "debug",
+            // The library and stored playlists of this daemon alone, never the user's.
+            "--library", self.directory + "/library.db", "--playlist-dir", self.directory + "/playlists",
         ]
         if let limit = options.maxClients {
             arguments += ["--max-clients", String(limit)]
