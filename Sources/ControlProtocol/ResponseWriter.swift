@@ -4,7 +4,8 @@
 /// `status` over and over allocates nothing once the first answer has sized the buffer.
 public struct ResponseWriter: Sendable {
     /// What MPD says on connect. mpc refuses a server below 0.21.
-    public static let greeting = "OK MPD 0.23.0\n"
+    /// 0.23.5: myMPD refuses servers below it.
+    public static let greeting = "OK MPD 0.23.5\n"
 
     /// The answer so far, ready for the socket.
     public private(set) var bytes: [UInt8]
@@ -26,7 +27,7 @@ public struct ResponseWriter: Sendable {
         self.bytes.removeAll(keepingCapacity: true)
     }
 
-    /// The greeting line, `OK MPD 0.23.0`.
+    /// The greeting line, `OK MPD 0.23.5`.
     public mutating func greet() {
         self.bytes.append(contentsOf: ResponseWriter.greeting.utf8)
     }

@@ -113,6 +113,14 @@ public final class PlayerService: Sendable {
             guard !QueueLoader.climbsUp(path) else {
                 throw Ack(.noExist, "\(uri): no such file in the music directory", command: command)
             }
+            // What the library knows comes from the database, in its order, without walking the disk.
+            if let library = self.library, let uris = try library.songURIs(under: path) {
+                let limit = self.configuration.maximumQueueLength
+                guard uris.count <= limit else {
+                    throw Ack(.playlistMax, "\(uri): more than \(limit) songs, the queue's limit", command: command)
+                }
+                return uris.map { musicDirectory + "/" + $0 }
+            }
             path = musicDirectory + "/" + path
         } else {
             try self.checkAccess(path, uid: session.uid, command: command)
