@@ -42,6 +42,9 @@ struct LibraryUpdate {
         var directories: [String: (id: Int64, mtime: Int64)] = [:]
         var songs: [String: (mtime: Int64, size: Int64)] = [:]
         var playlists: [String: Int64] = [:]
+        /// Files that could not be read, as they were then: not read (nor named in the log) again
+        /// until they change.
+        var unreadable: [String: (mtime: Int64, size: Int64)] = [:]
     }
 
     /// Runs the update of `uri` ("" for everything); `rescan` reads every file again.
@@ -74,6 +77,9 @@ struct LibraryUpdate {
         for (directoryURI, directory) in walked {
             for (name, file) in directory.songs {
                 let songURI = directoryURI.isEmpty ? name : directoryURI + "/" + name
+                if !rescan, let failed = known.unreadable[songURI], failed == (file.mtime, file.size) {
+                    continue
+                }
                 if rescan || known.songs[songURI].map({ $0 != (file.mtime, file.size) }) ?? true {
                     toRead.append((songURI, directoryURI, name, file.mtime, file.size))
                 }
@@ -95,8 +101,17 @@ struct LibraryUpdate {
                 return walked[directoryURI]?.playlists[name] == nil
             }
 
-        if !vanishedDirectories.isEmpty || !vanishedSongs.isEmpty || directoryChanges || playlistsChanged {
+        let vanishedUnreadable = known.unreadable.keys.filter { songURI in
+            let (directoryURI, name) = Self.split(songURI)
+            return walked[directoryURI]?.songs[name] == nil
+        }
+        if !vanishedDirectories.isEmpty || !vanishedSongs.isEmpty || directoryChanges || playlistsChanged
+            || !vanishedUnreadable.isEmpty
+        {
             try self.database.pool.write { db in
+                for uri in vanishedUnreadable {
+                    try db.execute(sql: "DELETE FROM unreadable WHERE uri = ?", arguments: [uri])
+                }
                 for songURI in vanishedSongs {
                     try db.execute(sql: "DELETE FROM song WHERE uri = ?", arguments: [songURI])
                 }
@@ -123,15 +138,28 @@ struct LibraryUpdate {
                     (self.musicDirectory + "/" + item.uri, item)
                 })
             var records: [SongRecord] = []
-            for result in results {
+            var failures: [(uri: String, mtime: Int64, size: Int64, reason: String)] = []
+            for (result, item) in zip(results, batch) {
                 switch result {
                 case .success(let record): records.append(record)
-                case .failure(let failure): report.skipped.append(failure.description)
+                case .failure(let failure):
+                    report.skipped.append(failure.description)
+                    failures.append((item.uri, item.mtime, item.size, failure.description))
                 }
             }
             var added = 0
             var updated = 0
             try self.database.pool.write { db in
+                for failure in failures {
+                    // A song that became unreadable leaves the library.
+                    try db.execute(sql: "DELETE FROM song WHERE uri = ?", arguments: [failure.uri])
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO unreadable (uri, mtime, size, reason) VALUES (?, ?, ?, ?)",
+                        arguments: [failure.uri, failure.mtime, failure.size, failure.reason])
+                }
+                for record in records where known.unreadable[record.uri] != nil {
+                    try db.execute(sql: "DELETE FROM unreadable WHERE uri = ?", arguments: [record.uri])
+                }
                 for record in records {
                     if known.songs[record.uri] != nil {
                         updated += 1
@@ -210,6 +238,11 @@ struct LibraryUpdate {
                 db, sql: "SELECT uri, mtime, size FROM song WHERE \(songs.sql)", arguments: songs.arguments)
             while let row = try songRows.next() {
                 known.songs[row[0]] = (row[1], row[2])
+            }
+            let unreadableRows = try Row.fetchCursor(
+                db, sql: "SELECT uri, mtime, size FROM unreadable WHERE \(songs.sql)", arguments: songs.arguments)
+            while let row = try unreadableRows.next() {
+                known.unreadable[row[0]] = (row[1], row[2])
             }
             let playlistRows = try Row.fetchCursor(
                 db,
@@ -341,7 +374,7 @@ struct LibraryUpdate {
         let workers = max(1, min(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 8))
         let chunk = (items.count + workers - 1) / workers
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let range = (worker * chunk)..<min(items.count, (worker + 1) * chunk)
+            let range = min(items.count, worker * chunk)..<min(items.count, (worker + 1) * chunk)
             for index in range {
                 let (path, item) = items[index]
                 let result = Result { () throws(DecoderError) in
