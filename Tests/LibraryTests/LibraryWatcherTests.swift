@@ -48,7 +48,8 @@ import Testing
         try FileManager.default.removeItem(atPath: tree.music + "/A/B/y.mp3")
         #expect(eventually { library.stats.songs == 6 })
         // The only thing said is the skipped empty file: nothing about watching.
-        #expect(notices.texts.withLock { $0.count == 1 && $0[0].contains("empty.mp3") }, "\(notices.texts.withLock { $0 })")
+        let said = notices.texts.withLock { $0 }
+        #expect(said.count == 1 && said[0].contains("empty.mp3"), "\(said)")
     }
 
     @Test func theWatchLimitIsSaidOnceAndPeriodicRescansTakeOver() throws {
