@@ -335,6 +335,38 @@ extension MusicLibrary {
         }
     }
 
+    /// What the library knows of one song, for the queue's song blocks.
+    public struct SongFacts: Sendable, Hashable {
+        public var tags: Tags
+        public var duration: Double?
+        public var lastModified: Int64
+        public var format: String?
+    }
+
+    /// The tags, length, time and format of the song at `uri`, or nil when the library lacks it.
+    public func songFacts(_ uri: String) -> SongFacts? {
+        try? self.database.pool.read { db -> SongFacts? in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT block, duration, mtime, sample_rate, channels FROM song WHERE uri = ?",
+                    arguments: [uri])
+            else { return nil }
+            var tags = Tags()
+            for line in (row[0] as String).split(separator: "\n") {
+                guard let colon = line.firstIndex(of: ":"), let tag = TagName(name: String(line[..<colon])) else {
+                    continue
+                }
+                let valueStart = line.index(colon, offsetBy: 2, limitedBy: line.endIndex) ?? line.endIndex
+                tags[tag] = tags[tag] + [String(line[valueStart...])]
+            }
+            let rate: Int? = row[3]
+            let channels: Int? = row[4]
+            return SongFacts(
+                tags: tags, duration: row[1], lastModified: row[2],
+                format: rate.flatMap { rate in channels.map { "\(rate):16:\($0)" } })
+        }
+    }
+
     /// Reads the figures `stats` shows, as the last update stored them.
     func readStats() throws -> LibraryStats {
         try self.database.pool.read { db in
