@@ -275,7 +275,7 @@ extension MusicLibrary {
             let wanted = Set(matching)
             while let row = try rows.next() {
                 let song: Int64 = row[0]
-                guard wanted.contains(song), let name = TagName.allCases.first(where: { $0.order == row[1] as Int })
+                guard wanted.contains(song), let name = TagName(order: row[1])
                 else { continue }
                 songValues[song, default: [:]][name, default: []].append(row[2])
             }

@@ -39,19 +39,27 @@ struct SongRecord: Sendable {
     }
 
     static func cleanedValue(_ value: String) -> String {
+        let bytes = value.utf8
+        let clean =
+            bytes.count <= Self.maximumValueBytes && bytes.first != 0x20 && bytes.last != 0x20
+            && !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F })
+        // Nearly every value is clean already: checked on bytes, returned as it is.
+        if clean { return value }
         var text = value
         if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             text = String(
                 String.UnicodeScalarView(
                     text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
         }
-        text = String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        let trimmed = text.utf8.drop { $0 == 0x20 }
+        let end = trimmed.lastIndex { $0 != 0x20 }.map { text.utf8.index(after: $0) } ?? trimmed.startIndex
+        text = String(text[trimmed.startIndex..<end])
         if text.utf8.count > Self.maximumValueBytes {
-            var end = text.utf8.index(text.utf8.startIndex, offsetBy: Self.maximumValueBytes)
-            while !text.unicodeScalars.indices.contains(end) && end > text.startIndex {
-                end = text.utf8.index(before: end)
+            var cut = text.utf8.index(text.utf8.startIndex, offsetBy: Self.maximumValueBytes)
+            while !text.unicodeScalars.indices.contains(cut) && cut > text.startIndex {
+                cut = text.utf8.index(before: cut)
             }
-            text = String(text[..<end])
+            text = String(text[..<cut])
         }
         return text
     }
