@@ -350,24 +350,16 @@ struct LibraryUpdate {
         let insertText = try RawStatement(
             db, "INSERT INTO song_text (rowid, \(Self.textColumns)) VALUES (?, \(Self.textPlaceholders))")
         insertText.bind(1, song)
-        for tag in TagName.allCases {
-            let (values, fallback) = record.effectiveValues(tag)
-            guard !values.isEmpty else {
-                insertText.bind(Int32(tag.order + 2), nil as String?)
-                continue
-            }
-            var folded: [String] = []
-            for value in values {
-                let foldedValue = TextFolding.fold(value)
-                folded.append(foldedValue)
-                insertTag.bind(1, song)
-                insertTag.bind(2, Int64(tag.order))
-                insertTag.bind(3, value)
-                insertTag.bind(4, foldedValue)
-                insertTag.bind(5, fallback ? 1 : 0)
-                try insertTag.run(db)
-            }
-            insertText.bind(Int32(tag.order + 2), folded.count == 1 ? folded[0] : folded.joined(separator: "\u{1F}"))
+        for row in record.tagRows {
+            insertTag.bind(1, song)
+            insertTag.bind(2, row.order)
+            insertTag.bind(3, row.value)
+            insertTag.bind(4, row.folded)
+            insertTag.bind(5, row.fallback ? 1 : 0)
+            try insertTag.run(db)
+        }
+        for (index, text) in record.searchTexts.enumerated() {
+            insertText.bind(Int32(index + 2), text)
         }
         try insertText.run(db)
     }
