@@ -153,4 +153,52 @@ struct LibraryCommandTests {
             #expect(try client.fields("stats")["songs"] == "4")
         }
     }
+
+    @Test("a scan killed half-way is finished by the next start, and nothing is lost")
+    func killedMidScan() throws {
+        let tree = try self.makeTree()
+        // 3,000 more songs (hard links: the scan reads each as a file of its own).
+        for album in 0..<30 {
+            let directory = tree + "/Many/Album \(album)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for track in 0..<100 {
+                link(Paths.fixture("tagged-id3v24.mp3"), directory + "/\(track).mp3")
+            }
+        }
+        let database = try Paths.makeTemporaryDirectory() + "/library.db"
+        var options = RunningPlayerd.Options()
+        options.library = true
+        options.extraArguments = ["--music-dir", tree, "--library", database]
+        let first = try RunningPlayerd(options)
+        let client = try first.connect()
+        _ = try client.fields("status")
+        usleep(150_000)
+        first.kill()
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            try self.waitForUpdates(client)
+            #expect(try client.fields("stats")["songs"] == "3004")
+            #expect(try client.command("list album").contains("Album: Ça ira, mon cœur"))
+            #expect(!daemon.log.contains("moved aside"))
+        }
+    }
+
+    @Test("a corrupt library file is moved aside and rebuilt while playerd serves")
+    func corruptDatabase() throws {
+        let tree = try self.makeTree()
+        let directory = try Paths.makeTemporaryDirectory()
+        let database = directory + "/library.db"
+        try Data(repeating: 0x5A, count: 65_536).write(to: URL(fileURLWithPath: database))
+        var options = RunningPlayerd.Options()
+        options.library = true
+        options.extraArguments = ["--music-dir", tree, "--library", database]
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            try self.waitForUpdates(client)
+            #expect(try client.fields("stats")["songs"] == "4")
+            #expect(daemon.log.contains("moved aside to \(database).broken-"))
+            let kept = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".broken-") }
+            #expect(!kept.isEmpty)
+        }
+    }
 }
