@@ -64,39 +64,36 @@ final class LibraryWatcher: Sendable {
     func watch(_ directories: [String], path: (String) -> String) {
         guard self.descriptor >= 0 else { return }
         let wanted = Set(directories)
-        let (stale, missing) = self.state.withLock { state -> ([(String, Int32)], [String]) in
-            let stale = state.watchByURI.filter { !wanted.contains($0.key) }.map { ($0.key, $0.value) }
-            let missing = directories.filter { state.watchByURI[$0] == nil }
-            return (stale, missing)
-        }
-        for (uri, watch) in stale {
-            inotify_rm_watch(self.descriptor, watch)
-            self.state.withLock { state in
-                state.watchByURI[uri] = nil
-                state.uriByWatch[watch] = nil
-            }
-        }
         let mask = UInt32(
             IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF
                 | IN_ONLYDIR)
-        for uri in missing {
-            let full = self.watchLimit.map { limit in self.state.withLock { $0.watchByURI.count } >= limit } ?? false
-            let watch = full ? -1 : inotify_add_watch(self.descriptor, path(uri), mask)
-            if watch < 0 {
-                if full || errno == ENOSPC {
-                    let limit =
-                        self.watchLimit.map(String.init)
-                        ?? (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
-                        .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
-                    self.degrade("the kernel's inotify watch limit (fs.inotify.max_user_watches = \(limit)) is reached")
-                    return
-                }
-                continue  // gone meanwhile, or unreadable: the next update says so
+        // The descriptor is used under the lock only, so that it is never used after the watcher's
+        // thread closed it (its number may belong to another file by then).
+        let limitReached = self.state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            for (uri, watch) in state.watchByURI where !wanted.contains(uri) {
+                inotify_rm_watch(self.descriptor, watch)
+                state.watchByURI[uri] = nil
+                state.uriByWatch[watch] = nil
             }
-            self.state.withLock { state in
+            for uri in directories where state.watchByURI[uri] == nil {
+                if let limit = self.watchLimit, state.watchByURI.count >= limit { return true }
+                let watch = inotify_add_watch(self.descriptor, path(uri), mask)
+                if watch < 0 {
+                    if errno == ENOSPC { return true }
+                    continue  // gone meanwhile, or unreadable: the next update says so
+                }
                 state.uriByWatch[watch] = uri
                 state.watchByURI[uri] = watch
             }
+            return false
+        }
+        if limitReached {
+            let limit =
+                self.watchLimit.map(String.init)
+                ?? (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            self.degrade("the kernel's inotify watch limit (fs.inotify.max_user_watches = \(limit)) is reached")
         }
     }
 
@@ -149,7 +146,9 @@ final class LibraryWatcher: Sendable {
                 self.changed([""])
             }
         }
-        if self.descriptor >= 0 { close(self.descriptor) }
+        self.state.withLock { _ in
+            if self.descriptor >= 0 { close(self.descriptor) }
+        }
     }
 
     /// Records the directories the events in `bytes` touch.

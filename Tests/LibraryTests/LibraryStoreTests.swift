@@ -219,4 +219,22 @@ final class ScannedTree {
         let moved = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("broken") }
         #expect(!moved.isEmpty)
     }
+
+    @Test func symlinkLoopsEndAndBadNamesAreNamed() throws {
+        let tree = try ScannedTree()
+        // A loop back to the root, and a file whose name is not UTF-8.
+        try FileManager.default.createSymbolicLink(atPath: tree.music + "/A/B/loop", withDestinationPath: "../..")
+        let badName = tree.music + "/C/caf\u{E9}"
+        var bytes = Array(badName.utf8.dropLast(2))  // "é" as its Latin-1 byte, invalid in UTF-8
+        bytes += [0xE9] + Array(".mp3".utf8) + [0]
+        let created = bytes.withUnsafeBufferPointer { pointer in
+            pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { creat($0, 0o644) }
+        }
+        #expect(created >= 0)
+        close(created)
+        let report = try tree.update()
+        #expect(report.added == 4)
+        #expect(report.skipped.contains { $0.contains("caf\\xe9.mp3: the name is not UTF-8") }, "\(report.skipped)")
+        #expect(try tree.library.readStats().songs == 4)
+    }
 }
