@@ -146,9 +146,12 @@ struct FilterSQL: Equatable, CustomStringConvertible {
         case .added:
             return FilterSQL(sql: "s.added\(direction), \(listing)", arguments: [])
         case .tag(let tag):
+            // Numbers sort as numbers ("3/12" as 3, "10" after "9"), as in MPD; text case- and accent-folded.
+            let numeric: Set<TagName> = [.track, .disc, .movementNumber]
+            let value = numeric.contains(tag) ? "CAST(value AS INTEGER)" : "folded"
             return FilterSQL(
                 sql:
-                    "(SELECT folded FROM tag WHERE song = s.id AND name = ? ORDER BY rowid LIMIT 1)\(direction), \(listing)",
+                    "(SELECT \(value) FROM tag WHERE song = s.id AND name = ? ORDER BY rowid LIMIT 1)\(direction), \(listing)",
                 arguments: [tag.order.databaseValue])
         }
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -14,6 +15,10 @@ import Synchronization
 /// no-op when nothing changed, and never a silently missed change (MPD's failure).
 final class LibraryWatcher: Sendable {
     private let descriptor: Int32
+    /// A pipe `stop()` writes to, to wake the thread at once: read end, write end.
+    private let wakeUp: Int32
+    private let wakeUpWriter: Int32
+    private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
     private let changed: @Sendable ([String]) -> Void
     private let notice: @Sendable (String) -> Void
@@ -41,6 +46,15 @@ final class LibraryWatcher: Sendable {
         notice: @escaping @Sendable (String) -> Void
     ) {
         self.descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        var pipe: [Int32] = [-1, -1]
+        if Glibc.pipe(&pipe) == 0 {
+            for end in pipe {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            }
+        }
+        self.wakeUp = pipe[0]
+        self.wakeUpWriter = pipe[1]
         self.changed = changed
         self.notice = notice
         self.rescanInterval = rescanInterval
@@ -49,12 +63,20 @@ final class LibraryWatcher: Sendable {
             self.degrade("inotify is unavailable (\(String(cString: strerror(errno))))")
         }
         let thread = Thread { [self] in self.run() }
+        thread.stackSize = 1 << 20
         thread.start()
     }
 
-    /// Stops the watcher's thread.
+    /// Stops the watcher's thread and waits until it has ended.
     func stop() {
-        self.state.withLock { $0.stopped = true }
+        let first = self.state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        var one: UInt8 = 1
+        _ = write(self.wakeUpWriter, &one, 1)
+        self.finished.wait()
     }
 
     /// Whether the watcher has fallen back to periodic rescans.
@@ -120,15 +142,19 @@ final class LibraryWatcher: Sendable {
         var lastRescan = Self.now()
         while !self.state.withLock({ $0.stopped }) {
             if self.descriptor >= 0 {
-                var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-                _ = poll(&poller, 1, Self.quietPeriod)
+                var pollers = [
+                    pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: self.wakeUp, events: Int16(POLLIN), revents: 0),
+                ]
+                _ = poll(&pollers, 2, Self.quietPeriod)
                 let count = buffer.withUnsafeMutableBytes { read(self.descriptor, $0.baseAddress, $0.count) }
                 if count > 0 {
                     self.collect(buffer[..<count])
                     continue
                 }
             } else {
-                usleep(UInt32(Self.quietPeriod) * 1000)
+                var poller = pollfd(fd: self.wakeUp, events: Int16(POLLIN), revents: 0)
+                _ = poll(&poller, 1, Self.quietPeriod)
             }
             // Quiet for a while (or busy for too long): hand the changes on.
             let ready = self.state.withLock { state -> [String] in
@@ -148,7 +174,10 @@ final class LibraryWatcher: Sendable {
         }
         self.state.withLock { _ in
             if self.descriptor >= 0 { close(self.descriptor) }
+            close(self.wakeUp)
+            close(self.wakeUpWriter)
         }
+        self.finished.signal()
     }
 
     /// Records the directories the events in `bytes` touch.

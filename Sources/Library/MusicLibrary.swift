@@ -27,6 +27,7 @@ public final class MusicLibrary: Sendable {
     private let events: @Sendable (Event) -> Void
     private let jobs = Mutex(JobQueue())
     private let wakeUp = DispatchSemaphore(value: 0)
+    private let jobsEnded = DispatchSemaphore(value: 0)
     private let cancellation = WalkCancellation()
     private let cachedStats = Mutex(LibraryStats())
     private let watcher: LibraryWatcher?
@@ -87,6 +88,9 @@ public final class MusicLibrary: Sendable {
         }
         self.watcherTarget?.library.withLock { $0 = self }
         let thread = Thread { [self] in self.runJobs() }
+        // Foundation's threads get a small stack on Linux, and SQLite's deletes through the full-text
+        // index outgrew it, corrupting the heap: the job thread gets what the main thread has.
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
@@ -125,13 +129,19 @@ public final class MusicLibrary: Sendable {
         self.jobs.withLock { $0.running ?? $0.queued.first?.id }
     }
 
-    /// Stops the job thread: the running job stops at its next batch (what it wrote stays).
+    /// Stops the job thread and the watcher and waits for both to end: the running job stops at its
+    /// next batch (what it wrote stays, and the next start finishes the job).
     public func shutdown() {
-        self.jobs.withLock { $0.stopped = true }
+        let first = self.jobs.withLock { jobs -> Bool in
+            defer { jobs.stopped = true }
+            return !jobs.stopped
+        }
+        guard first else { return }
         self.watcher?.stop()
         self.watcherTarget?.library.withLock { $0 = nil }
         self.cancellation.cancel()
         self.wakeUp.signal()
+        self.jobsEnded.wait()
     }
 
     /// Points the watcher at every directory the library holds now.
@@ -175,7 +185,10 @@ public final class MusicLibrary: Sendable {
                 self.jobs.withLock { $0.running = nil }
                 self.events(.updateFinished(id: job.id, report: report))
             }
-            if self.jobs.withLock({ $0.stopped }) { return }
+            if self.jobs.withLock({ $0.stopped }) {
+                self.jobsEnded.signal()
+                return
+            }
         }
     }
 }

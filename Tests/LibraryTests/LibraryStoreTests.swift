@@ -36,6 +36,7 @@ final class ScannedTree {
             musicDirectory: self.music, databasePath: self.root + "/library.db", watches: false
         ) { _ in }
         self.database = self.library.database
+        LibrariesKeptAlive.keep(self.library)
     }
 
     /// Runs an update of `uri` to its end on the calling thread.
@@ -236,5 +237,24 @@ final class ScannedTree {
         #expect(report.added == 4)
         #expect(report.skipped.contains { $0.contains("caf\\xe9.mp3: the name is not UTF-8") }, "\(report.skipped)")
         #expect(try tree.library.readStats().songs == 4)
+    }
+}
+
+@Suite struct LibraryJobTests {
+    /// An update job of a subtree that removes a song, run on the library's own thread: this once
+    /// outgrew the thread's stack and corrupted the heap.
+    @Test func aJobRemovingASongFromASubtree() throws {
+        let tree = try ScannedTree()
+        let library = try MusicLibrary(
+            musicDirectory: tree.music, databasePath: tree.root + "/probe.db", watches: false
+        ) { _ in }
+        LibrariesKeptAlive.keep(library)
+        defer { library.shutdown() }
+        _ = try library.update("")
+        for _ in 0..<200 where library.stats.songs != 4 { usleep(20_000) }
+        try FileManager.default.removeItem(atPath: tree.music + "/A/B/y.mp3")
+        _ = try library.update("A/B")
+        for _ in 0..<200 where library.stats.songs != 3 { usleep(20_000) }
+        #expect(library.stats.songs == 3)
     }
 }
