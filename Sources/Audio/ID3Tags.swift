@@ -39,16 +39,18 @@ enum ID3Tags {
 
     /// The tags of the file `handle` has open (after `mpg123_getformat`) on `descriptor`: ID3v2
     /// first, ID3v1 filling the tags v2 lacks. The ID3v2 frames are read from the file with `pread` (the
-    /// file offset libmpg123 reads from does not move); libmpg123's structures serve when the tag does
-    /// not start the file.
+    /// file offset libmpg123 reads from does not move), so the handle may skip the tag
+    /// (`MPG123_SKIP_ID3V2`); libmpg123's structures serve when the tag does not start the file.
     static func read(_ handle: OpaquePointer, descriptor: Int32) -> Tags {
-        guard mpg123_meta_check(handle) & MPG123_ID3 != 0 else { return Tags() }
         var v1: UnsafeMutablePointer<mpg123_id3v1>?
         var v2: UnsafeMutablePointer<mpg123_id3v2>?
-        guard mpg123_id3(handle, &v1, &v2) == MPG123_OK.rawValue else { return Tags() }
-        var frames: [Frame]?
-        if let v2, v2.pointee.version != 0 {
-            frames = Self.frames(inFile: descriptor) ?? Self.frames(fromV2: v2.pointee)
+        if mpg123_meta_check(handle) & MPG123_ID3 == 0 || mpg123_id3(handle, &v1, &v2) != MPG123_OK.rawValue {
+            v1 = nil
+            v2 = nil
+        }
+        var frames = Self.frames(inFile: descriptor)
+        if frames == nil, let v2, v2.pointee.version != 0 {
+            frames = Self.frames(fromV2: v2.pointee)
         }
         let fromV2 = frames.map(Self.tags(from:)) ?? Tags()
         let fromV1 = v1.map { Self.tags(fromV1: $0.pointee) } ?? Tags()
@@ -185,19 +187,25 @@ enum ID3Tags {
     /// The frames of the ID3v2 tag at the start of the file open on `descriptor`, read in windows of
     /// 16 KB: only the bodies of the frames wanted are read, so a 1 MB picture is skipped, not read.
     static func frames(inFile descriptor: Int32) -> [Frame]? {
-        var window: [UInt8] = []
+        var header = [UInt8](repeating: 0, count: 10)
+        let got = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 10, 0) }
+        guard got == 10, header[0] == 0x49, header[1] == 0x44, header[2] == 0x33,
+            let size = Self.syncsafe(header[6...])
+        else { return nil }
+        let windowLength = min(16384, size + 10)
+        var window = header
         var windowStart = 0
         return Self.frames { offset, count -> ArraySlice<UInt8>? in
             guard offset >= 0, count >= 0 else { return nil }
             if offset >= windowStart && offset + count <= windowStart + window.count {
                 return window[(offset - windowStart)..<(offset - windowStart + count)]
             }
-            let length = max(count, 16384)
+            let length = max(count, windowLength)
             var bytes = [UInt8](repeating: 0, count: length)
             let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, length, off_t(offset)) }
             guard got >= count else { return nil }
             bytes.removeLast(length - got)
-            if count <= 16384 {
+            if count <= windowLength {
                 window = bytes
                 windowStart = offset
             }

@@ -54,9 +54,10 @@ public final class SongReader {
             self.setupFailure = String(cString: mpg123_plain_strerror(code))
             return
         }
-        // Gapless, so the length is the decoder's. No MPG123_PICTURE: pictures are copied only when
-        // asked for.
-        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue)
+        // Gapless, so the length is the decoder's. libmpg123 skips the ID3v2 tag (seeks over it): the
+        // frames are read by ID3Tags, without reading picture bodies, which libmpg123 would read whole
+        // into memory. `picture(path:)` has libmpg123 parse the tag, with MPG123_PICTURE.
+        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
         let status = mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), flags, 0)
         if status == MPG123_OK.rawValue {
             self.handle = handle
@@ -95,11 +96,17 @@ public final class SongReader {
         guard let handle else {
             throw .library(path: path, call: "mpg123_new", reason: self.setupFailure ?? "no handle")
         }
-        let flag = Int(MPG123_PICTURE.rawValue)
-        guard mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), flag, 0) == MPG123_OK.rawValue else {
+        let skip = Int(MPG123_SKIP_ID3V2.rawValue)
+        let picture = Int(MPG123_PICTURE.rawValue)
+        guard mpg123_param2(handle, Int32(MPG123_REMOVE_FLAGS.rawValue), skip, 0) == MPG123_OK.rawValue,
+            mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), picture, 0) == MPG123_OK.rawValue
+        else {
             throw .library(path: path, call: "mpg123_param2", reason: String(cString: mpg123_strerror(handle)))
         }
-        defer { _ = mpg123_param2(handle, Int32(MPG123_REMOVE_FLAGS.rawValue), flag, 0) }
+        defer {
+            _ = mpg123_param2(handle, Int32(MPG123_REMOVE_FLAGS.rawValue), picture, 0)
+            _ = mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), skip, 0)
+        }
         return try self.withOpenFile(path) { handle, _, _, _ in Self.picture(handle) }
     }
 

@@ -419,6 +419,15 @@ struct BadTagTests {
         #expect(try tags(of: future.bytes()).isEmpty)
     }
 
+    @Test("a frame unsynchronised on its own (v2.4 flag): FF 00 becomes FF again")
+    func frameUnsynchronisation() throws {
+        var tag = ID3v2(major: 4)
+        let body = [TextEncoding.utf16.rawValue] + TextEncoding.utf16.encode(["Björk", "ÿ"])
+        let unsynchronised = body.flatMap { $0 == 0xFF ? [0xFF, 0x00] : [$0] }
+        tag.frames.append(tag.frame("TPE1", unsynchronised, frameFlags: [0, 0x02]))
+        #expect(try tags(of: tag.bytes())[.artist] == ["Björk", "ÿ"])
+    }
+
     @Test("the raw walk stops at anything that does not add up, without reading past the tag")
     func rawWalk() {
         var tag = ID3v2(major: 4)
@@ -478,6 +487,24 @@ struct SongReaderTests {
         let duration = try #require(facts.duration)
         #expect(abs(duration - Double(fixture.frames) / Double(fixture.sampleRate)) < 0.03)
         #expect(facts.tags == decoder.tags)
+    }
+
+    @Test("MP3Decoder reads the same tags: repeated frames, UFID, ID3v1 fill-in")
+    func decoderAgrees() throws {
+        var tag = ID3v2(major: 3)
+        tag.text("TPE1", "One", encoding: .utf16)
+        tag.text("TPE1", "Two", encoding: .latin1)
+        tag.userText("MusicBrainz Album Id", "x")
+        tag.userText("MusicBrainz Album Id", "y")
+        tag.uniqueFileID(owner: "http://musicbrainz.org", "track")
+        let directory = try ScratchDirectory()
+        let path = writeSong(tag.bytes(), suffix: id3v1(album: "From V1"), in: directory)
+        let facts = try SongReader().read(path: path)
+        #expect(facts.tags[.artist] == ["One", "Two"])
+        #expect(facts.tags[.musicBrainzAlbumID] == ["x", "y"])
+        #expect(facts.tags[.musicBrainzTrackID] == ["track"])
+        #expect(facts.tags.album == "From V1")
+        #expect(try MP3Decoder(path: path).tags == facts.tags)
     }
 
     @Test("a file without a Xing header: the length is estimated from the size")
