@@ -184,19 +184,24 @@ enum ID3Tags {
         "TYE": "TYER", "UFI": "UFID",
     ]
 
+    /// Text frames larger than this are passed over.
+    static let largestTextFrame = 1 << 20
+
     /// The frames of the ID3v2 tag at the start of the file open on `descriptor`, read in windows of
     /// 16 KB: only the bodies of the frames wanted are read, so a 1 MB picture is skipped, not read.
     static func frames(inFile descriptor: Int32) -> [Frame]? {
         var header = [UInt8](repeating: 0, count: 10)
         let got = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 10, 0) }
+        var info = stat()
         guard got == 10, header[0] == 0x49, header[1] == 0x44, header[2] == 0x33,
-            let size = Self.syncsafe(header[6...])
+            let size = Self.syncsafe(header[6...]), fstat(descriptor, &info) == 0
         else { return nil }
-        let windowLength = min(16384, size + 10)
+        let fileSize = Int(info.st_size)
+        let windowLength = min(16384, size + 10, fileSize)
         var window = header
         var windowStart = 0
-        return Self.frames { offset, count -> ArraySlice<UInt8>? in
-            guard offset >= 0, count >= 0 else { return nil }
+        return Self.frames(available: fileSize) { offset, count -> ArraySlice<UInt8>? in
+            guard offset >= 0, count >= 0, offset + count <= fileSize else { return nil }
             if offset >= windowStart && offset + count <= windowStart + window.count {
                 return window[(offset - windowStart)..<(offset - windowStart + count)]
             }
@@ -215,24 +220,25 @@ enum ID3Tags {
 
     /// The frames of a whole raw ID3v2 tag (header included) in memory.
     static func frames(inRawTag tag: [UInt8]) -> [Frame]? {
-        Self.frames { offset, count in
+        Self.frames(available: tag.count) { offset, count in
             offset >= 0 && count >= 0 && offset + count <= tag.count ? tag[offset..<offset + count] : nil
         }
     }
 
     /// The text, `TXXX`, `COMM` and `UFID` frames of the ID3v2 tag whose bytes `read(offset, count)`
-    /// gives (nil past the end), in file order; nil when it is no ID3v2.2–2.4 tag this reader
-    /// understands. Anything that does not add up (a size past the end of the tag or the file, a bad
-    /// id or size) ends the walk, keeping the frames before it, as libmpg123 does; compressed and
-    /// encrypted frames are skipped, as libmpg123 skips them.
-    static func frames(_ read: (Int, Int) -> ArraySlice<UInt8>?) -> [Frame]? {
+    /// gives (nil past the end; `available` bytes in all), in file order; nil when it is no
+    /// ID3v2.2–2.4 tag this reader understands. Anything that does not add up (a size past the end of
+    /// the tag or the file, a bad id or size) ends the walk, keeping the frames before it, as libmpg123
+    /// does; compressed and encrypted frames are skipped, as libmpg123 skips them, and so are text
+    /// frames over 1 MiB: nothing is read that the file does not hold, whatever the sizes claim.
+    static func frames(available: Int, _ read: (Int, Int) -> ArraySlice<UInt8>?) -> [Frame]? {
         guard let header = read(0, 10), header.prefix(3).elementsEqual("ID3".utf8) else { return nil }
         let major = header[header.startIndex + 3]
         let flags = header[header.startIndex + 5]
         guard (2...4).contains(major), flags & 0x0F == 0, let size = Self.syncsafe(header.dropFirst(6)) else {
             return nil
         }
-        let end = 10 + size
+        let end = min(10 + size, available)
         let tagUnsynchronised = flags & 0x80 != 0
         var position = 10
         if flags & 0x40 != 0 && major >= 3 {
@@ -270,7 +276,7 @@ enum ID3Tags {
             }
             guard id.hasPrefix("T") || id == "COMM" || id == "UFID" else { continue }
             let skipMask = major == 3 ? 0x00C0 : 0x000C
-            guard frameFlags & skipMask == 0 else { continue }
+            guard frameFlags & skipMask == 0, frameSize <= Self.largestTextFrame else { continue }
             guard let body = read(dataStart, frameSize) else { break }
             var data = Array(body)
             if major == 4 && frameFlags & 0x0001 != 0 {

@@ -419,6 +419,31 @@ struct BadTagTests {
         #expect(try tags(of: future.bytes()).isEmpty)
     }
 
+    @Test("a tag and a frame both claiming 256 MB: nothing is read past the file, no huge allocation")
+    func hugeClaims() throws {
+        var tag = ID3v2(major: 4)
+        tag.text("TIT2", "Kept")
+        tag.frames.append(tag.frame("TPE1", [3] + Array("Liar".utf8), size: 0x0FFF_FFF0))
+        let bytes = tag.bytes(size: 0x0FFF_FFFF)
+        #expect(ID3Tags.frames(inRawTag: bytes) == [ID3Tags.Frame(id: "TIT2", values: ["Kept"])])
+        let directory = try ScratchDirectory()
+        let path = writeSong(bytes, in: directory)
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        #expect(ID3Tags.frames(inFile: descriptor) == [ID3Tags.Frame(id: "TIT2", values: ["Kept"])])
+        #expect(throws: DecoderError.self) { try SongReader().read(path: path) }
+    }
+
+    @Test("a 2 MiB text frame is passed over")
+    func hugeTextFrame() throws {
+        var tag = ID3v2(major: 4)
+        tag.frames.append(tag.frame("TIT2", [3] + [UInt8](repeating: 0x41, count: 2 << 20)))
+        tag.text("TPE1", "After")
+        let read = try tags(of: tag.bytes())
+        #expect(read.title == nil)
+        #expect(read.artist == "After")
+    }
+
     @Test("a frame unsynchronised on its own (v2.4 flag): FF 00 becomes FF again")
     func frameUnsynchronisation() throws {
         var tag = ID3v2(major: 4)
