@@ -48,4 +48,34 @@ enum ID3Genre {
         default: return Int(inner).flatMap(self.name) ?? value
         }
     }
+
+    /// Resolves a TCON value into the genres it names: ID3v2.3's `(17)(6)` lists references (Rock,
+    /// Trance), `(17)Rock` refines a reference with text (the text wins), `((Foo)` escapes a literal
+    /// `(Foo)`; anything else is `resolve(_:)`'s single value.
+    static func resolveAll(_ value: String) -> [String] {
+        if value.hasPrefix("((") {
+            return [String(value.dropFirst())]
+        }
+        var references: [String] = []
+        var rest = Substring(value)
+        while rest.hasPrefix("("), !rest.hasPrefix("(("), let close = rest.firstIndex(of: ")") {
+            let inner = rest[rest.index(after: rest.startIndex)..<close]
+            let name: String? =
+                switch inner {
+                case "RX": "Remix"
+                case "CR": "Cover"
+                default: Int(inner).flatMap(self.name)
+                }
+            guard let name else { break }
+            references.append(name)
+            rest = rest[rest.index(after: close)...]
+        }
+        if references.isEmpty {
+            return [self.resolve(value)]
+        }
+        if !rest.isEmpty {
+            return [String(rest.hasPrefix("((") ? rest.dropFirst() : rest)]
+        }
+        return references
+    }
 }

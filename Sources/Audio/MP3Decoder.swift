@@ -83,7 +83,7 @@ public final class MP3Decoder {
         self.format = AudioFormat(sampleRate: rate, channels: Int(channels), sampleFormat: sampleFormat)
         let length = mpg123_length(handle)
         self.lengthFrames = length >= 0 ? Int(length) : nil
-        self.tags = Self.readTags(handle)
+        self.tags = ID3Tags.read(handle, descriptor: descriptor)
         self.handle = handle
         self.fileDescriptor = descriptor
         created = true
@@ -200,7 +200,8 @@ public final class MP3Decoder {
 
     // MARK: - Opening
 
-    private static func openFile(_ path: String) throws(DecoderError) -> Int32 {
+    /// Opens `path` for reading, refusing what is missing, unreadable, not a regular file or empty.
+    static func openFile(_ path: String) throws(DecoderError) -> Int32 {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
@@ -239,7 +240,7 @@ public final class MP3Decoder {
     }
 
     /// Turns a failed first `mpg123_getformat` into a reason a person can act on.
-    private static func classifyOpenFailure(_ path: String, descriptor: Int32, handle: OpaquePointer) -> DecoderError {
+    static func classifyOpenFailure(_ path: String, descriptor: Int32, handle: OpaquePointer) -> DecoderError {
         var head = [UInt8](repeating: 0, count: 12)
         let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 12, 0) }
         head = Array(head.prefix(max(count, 0)))
@@ -294,72 +295,6 @@ public final class MP3Decoder {
         guard status == MPG123_OK.rawValue else {
             throw .library(path: path, call: call, reason: String(cString: mpg123_strerror(handle)))
         }
-    }
-
-    // MARK: - Tags
-
-    private static func readTags(_ handle: OpaquePointer) -> Tags {
-        guard mpg123_meta_check(handle) & MPG123_ID3 != 0 else { return Tags() }
-        var v1: UnsafeMutablePointer<mpg123_id3v1>?
-        var v2: UnsafeMutablePointer<mpg123_id3v2>?
-        guard mpg123_id3(handle, &v1, &v2) == MPG123_OK.rawValue else { return Tags() }
-        let fromV2 = v2.map { Self.tags(fromV2: $0.pointee) } ?? Tags()
-        let fromV1 = v1.map { Self.tags(fromV1: $0.pointee) } ?? Tags()
-        return fromV2.filling(from: fromV1)
-    }
-
-    private static func tags(fromV2 tag: mpg123_id3v2) -> Tags {
-        var frames: [String: String] = [:]
-        if let texts = tag.text {
-            for index in 0..<tag.texts {
-                let text = texts[index]
-                let id = withUnsafeBytes(of: text.id) { String(decoding: $0, as: UTF8.self) }
-                if frames[id] == nil, let value = Self.string(text.text) {
-                    frames[id] = value
-                }
-            }
-        }
-        return Tags(
-            title: frames["TIT2"],
-            artist: frames["TPE1"],
-            album: frames["TALB"],
-            track: frames["TRCK"],
-            date: frames["TDRC"] ?? frames["TYER"],
-            genre: frames["TCON"].map(ID3Genre.resolve)
-        )
-    }
-
-    private static func string(_ value: mpg123_string) -> String? {
-        guard let pointer = value.p, value.fill > 1 else { return nil }
-        let bytes = UnsafeRawBufferPointer(start: pointer, count: value.fill - 1)
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.isEmpty ? nil : text
-    }
-
-    private static func tags(fromV1 tag: mpg123_id3v1) -> Tags {
-        withUnsafeBytes(of: tag) { raw -> Tags in
-            let bytes = Array(raw)
-            guard bytes.count >= 128, bytes[0..<3] == [0x54, 0x41, 0x47] else { return Tags() }  // "TAG"
-            let comment = bytes[97..<127]
-            // ID3v1.1 keeps the track in the comment's last byte, after a zero byte.
-            let track = comment[comment.startIndex + 28] == 0 && comment[comment.startIndex + 29] != 0
-            return Tags(
-                title: Self.latin1(bytes[3..<33]),
-                artist: Self.latin1(bytes[33..<63]),
-                album: Self.latin1(bytes[63..<93]),
-                track: track ? String(comment[comment.startIndex + 29]) : nil,
-                date: Self.latin1(bytes[93..<97]),
-                genre: ID3Genre.name(Int(bytes[127]))
-            )
-        }
-    }
-
-    /// ID3v1 text is Latin-1, NUL- or space-padded.
-    private static func latin1(_ field: ArraySlice<UInt8>) -> String? {
-        let used = field.prefix { $0 != 0 }
-        let text = String(String.UnicodeScalarView(used.map { Unicode.Scalar($0) }))
-        let trimmed = String(text.reversed().drop { $0 == " " }.reversed())
-        return trimmed.isEmpty ? nil : trimmed
     }
 }
 
