@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import Library
 import MusicTags
 import PlayerCore
 
@@ -16,10 +17,17 @@ public final class PlayerService: Sendable {
     let songs = SongInfoCache()
     let hub = ChangeHub()
     let startedAt: Int64
+    /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
+    let storedPlaylists: StoredPlaylists?
 
     /// Starts the engine on the configured output with `context` (a restored queue, say).
     public init(configuration: DaemonConfiguration, context: PlayerContext? = nil) {
         self.configuration = configuration
+        self.storedPlaylists = configuration.playlistDirectory.map {
+            StoredPlaylists(
+                directory: $0, musicDirectory: configuration.musicDirectory,
+                maximumLength: configuration.maximumQueueLength)
+        }
         let engine = AudioEngine(
             configuration: EngineConfiguration(output: configuration.output),
             context: context
