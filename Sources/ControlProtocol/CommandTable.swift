@@ -135,6 +135,21 @@ public struct CommandSpec: Sendable, Hashable {
         CommandSpec("noidle", arguments: 0, []),
         // The database and stored playlists.
         CommandSpec("listplaylists", arguments: 0, .read),
+        CommandSpec("listplaylist", arguments: 1, .read),
+        CommandSpec("listplaylistinfo", arguments: 1, .read),
+        CommandSpec("load", minimumArguments: 1, maximumArguments: 3, .add),
+        // MPD 0.23 takes the name only; the optional mode (`create`, `append`, `replace`) is 0.24's.
+        CommandSpec("save", minimumArguments: 1, maximumArguments: 2, .control),
+        CommandSpec("playlistadd", minimumArguments: 2, maximumArguments: 3, .control),
+        CommandSpec("playlistdelete", arguments: 2, .control),
+        CommandSpec("playlistmove", arguments: 3, .control),
+        CommandSpec("playlistclear", arguments: 1, .control),
+        CommandSpec("rm", arguments: 1, .control),
+        CommandSpec("rename", arguments: 2, .control),
+        // Pictures, in chunks of the client's `binarylimit`.
+        CommandSpec("albumart", arguments: 2, .read),
+        CommandSpec("readpicture", arguments: 2, .read),
+        CommandSpec("binarylimit", arguments: 1, []),
         CommandSpec("lsinfo", minimumArguments: 0, maximumArguments: 1, .read),
         CommandSpec("list", minimumArguments: 1, maximumArguments: nil, .read),
         CommandSpec("find", minimumArguments: 1, maximumArguments: nil, .read),

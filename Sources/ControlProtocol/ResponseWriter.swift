@@ -115,6 +115,19 @@ public struct ResponseWriter: Sendable {
         self.bytes.append(ASCII.newline)
     }
 
+    /// A binary answer's chunk (`albumart`, `readpicture`): `size: TOTAL`, `type: MIME` when given,
+    /// `binary: N`, the N bytes as they are (no newline or CR is touched), then a newline, as MPD 0.23
+    /// writes it. The client asks again with the next offset until it has `size` bytes.
+    public mutating func binary(totalSize: Int, type: String?, chunk: some Collection<UInt8>) {
+        self.field("size", totalSize)
+        if let type {
+            self.field("type", type)
+        }
+        self.field("binary", chunk.count)
+        self.bytes.append(contentsOf: chunk)
+        self.bytes.append(ASCII.newline)
+    }
+
     /// Seconds rounded to the nearest whole second, never negative: what `time:` and a song's `Time:`
     /// show.
     public static func wholeSeconds(_ seconds: Double) -> Int {

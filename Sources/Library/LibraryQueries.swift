@@ -133,7 +133,8 @@ extension MusicLibrary {
                 sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
             for directory in directories {
                 let directoryURI: String = directory[1]
-                if directoryURI != uri {
+                // As in MPD, a listing of a directory starts with that directory itself.
+                if !directoryURI.isEmpty {
                     response.field("directory", directoryURI)
                     if info { response.field("Last-Modified", Self.timestamp(directory[2])) }
                 }

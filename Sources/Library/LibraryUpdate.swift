@@ -220,7 +220,7 @@ struct LibraryUpdate {
         }
         do {
             let record = try SongRecord.read(
-                path: self.musicDirectory + "/" + uri, uri: uri, directoryURI: directoryURI, name: name, mtime: mtime,
+                with: SongReader(), path: self.musicDirectory + "/" + uri, uri: uri, directoryURI: directoryURI, name: name, mtime: mtime,
                 size: size)
             let now = Int64(time(nil))
             try self.database.pool.write { db in
@@ -414,11 +414,13 @@ struct LibraryUpdate {
         let chunk = (items.count + workers - 1) / workers
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let range = min(items.count, worker * chunk)..<min(items.count, (worker + 1) * chunk)
+            // One reader (one libmpg123 handle) per thread, reused for every file.
+            let reader = SongReader()
             for index in range {
                 let (path, item) = items[index]
                 let result = Result { () throws(DecoderError) in
                     try SongRecord.read(
-                        path: path, uri: item.uri, directoryURI: item.directoryURI, name: item.name, mtime: item.mtime,
+                        with: reader, path: path, uri: item.uri, directoryURI: item.directoryURI, name: item.name, mtime: item.mtime,
                         size: item.size)
                 }
                 results.withLock { $0[index] = result }

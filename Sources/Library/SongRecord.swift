@@ -53,16 +53,27 @@ struct SongRecord: Sendable {
 
     /// Reads `path` for the library.
     static func read(
-        path: String, uri: String, directoryURI: String, name: String, mtime: Int64, size: Int64
+        with reader: SongReader, path: String, uri: String, directoryURI: String, name: String, mtime: Int64,
+        size: Int64
     ) throws(DecoderError) -> SongRecord {
-        let decoder = try MP3Decoder(path: path)
-        let rate = decoder.format.sampleRate
+        let facts = try reader.read(path: path)
         var record = SongRecord(
             uri: uri, directoryURI: directoryURI, name: name, mtime: mtime, size: size,
-            tags: Self.cleaned(decoder.tags), sampleRate: rate, channels: decoder.format.channels,
-            duration: decoder.lengthFrames.map { Double($0) / Double(rate) })
+            tags: Self.cleaned(Self.withoutTotals(facts.tags)), sampleRate: facts.sampleRate,
+            channels: facts.channels, duration: facts.duration)
         record.prepare()
         return record
+    }
+
+    /// Track and Disc without their totals ("3/12" is track 3), as MPD shows them.
+    static func withoutTotals(_ tags: Tags) -> Tags {
+        var result = tags
+        for tag in [TagName.track, .disc] {
+            result[tag] = tags[tag].map { value in
+                value.firstIndex(of: "/").map { String(value[..<$0]) } ?? value
+            }
+        }
+        return result
     }
 
     /// Tags fit for the protocol: one line each (control characters become spaces), bounded in length.

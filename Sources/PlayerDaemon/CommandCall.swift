@@ -8,6 +8,8 @@ struct SessionSettings: Sendable {
     var uid: UInt32?
     /// The tags song blocks show (`tagtypes`).
     var tagTypes = Set(TagName.allCases)
+    /// The most bytes of a binary answer's chunk (`binarylimit`; `albumart`, `readpicture`).
+    var binaryLimit = 8192
 }
 
 /// One command being run: its arguments, the client's settings, the answer being written.

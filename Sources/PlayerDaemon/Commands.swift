@@ -86,8 +86,8 @@ enum Commands {
         add("close", .session)
         add("idle", .session)
         add("noidle", .session)
-        add("listplaylists", .immediate { _, _ throws(Ack) in })
         registerLibraryCommands(in: &table)
+        registerStoredPlaylistCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .control), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .control), .deferred(pauseFor))
@@ -283,7 +283,7 @@ enum Commands {
         }
     }
 
-    private static func read<Result: Sendable>(
+    static func read<Result: Sendable>(
         _ service: PlayerService,
         _ call: CommandCall,
         _ body: @escaping @Sendable (Queue) throws(Ack) -> Result

@@ -26,6 +26,7 @@ extension Commands {
         add(
             "searchadd", .deferred { service, call throws(Ack) in try await findAdd(service, call, ignoringCase: true) }
         )
+        add("searchaddpl", .deferred(searchAddToPlaylist))
         add("list", .deferred(list))
         add("count", .deferred(count))
     }
@@ -90,8 +91,16 @@ extension Commands {
             }
             return call
         }
+        let playlists = service.storedPlaylists
         return try await self.query(service, call) { library, call throws(Ack) in
             try library.listInfo(uri, tagTypes: call.session.tagTypes, to: &call.response)
+            // The root also lists the stored playlists, as in MPD (`mpc lsplaylists` reads them here).
+            if MusicLibrary.normalized(uri).isEmpty, let playlists {
+                for summary in (try? playlists.list()) ?? [] {
+                    call.response.field("playlist", summary.name)
+                    call.response.field("Last-Modified", MusicLibrary.timestamp(summary.lastModified))
+                }
+            }
         }
     }
 
@@ -161,6 +170,23 @@ extension Commands {
             try library.songURIs(query).map { library.path(of: $0) }
         }
         _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: nil) }
+        return call
+    }
+
+    /// `searchaddpl NAME FILTER...`: appends what the search selects to a stored playlist (made if
+    /// missing).
+    private static func searchAddToPlaylist(_ service: PlayerService, _ call: CommandCall) async throws(Ack)
+        -> CommandCall
+    {
+        guard let playlists = service.storedPlaylists else {
+            throw Ack(.unknown, "Stored playlists are disabled", command: call.name)
+        }
+        let name = call.argument(0)
+        let query = try parseQuery(call, call.arguments.dropFirst(), ignoringCase: true, allowing: [.sort, .window])
+        let changed = try await self.libraryWork(service, call) { library throws(Ack) in
+            try playlists.add(name, try library.songURIs(query))
+        }
+        if changed { service.hub.broadcast([.storedPlaylist]) }
         return call
     }
 

@@ -20,6 +20,8 @@ public final class PlayerService: Sendable {
     let startedAt: Int64
     /// The music library, when there is a music directory and a database for it.
     let library: MusicLibrary?
+    /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
+    let storedPlaylists: StoredPlaylists?
 
     /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
     /// library when one is configured (a library that cannot be opened is logged, and playerd runs
@@ -63,6 +65,11 @@ public final class PlayerService: Sendable {
                 return SongInfo(
                     tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
             }
+        }
+        self.storedPlaylists = configuration.playlistDirectory.map {
+            StoredPlaylists(
+                directory: $0, musicDirectory: configuration.musicDirectory,
+                maximumLength: configuration.maximumQueueLength)
         }
         let engine = AudioEngine(
             configuration: EngineConfiguration(output: configuration.output),

@@ -106,7 +106,8 @@ struct CommandTableTests {
             random single consume tagtypes config outputs enableoutput disableoutput toggleoutput stats commands \
             notcommands urlhandlers decoders ping close password idle noidle replay_gain_status crossfade \
             mixrampdb mixrampdelay listplaylists lsinfo list find search update rescan listall listallinfo \
-            listfiles findadd searchadd searchaddpl count
+            listfiles findadd searchadd searchaddpl count listplaylist listplaylistinfo load save playlistadd \
+            playlistdelete playlistmove playlistclear rm rename albumart readpicture binarylimit
             """.split(separator: " ").map(String.init)
         #expect(Set(CommandSpec.mpdStandard.map(\.name)) == Set(names))
         #expect(CommandSpec.mpdStandard.count == names.count)

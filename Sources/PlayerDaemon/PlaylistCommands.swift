@@ -1,0 +1,387 @@
+import Audio
+import ControlProtocol
+import Library
+import MusicTags
+import PlayerCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// MPD's stored-playlist commands (`listplaylists` ... `rename`) and its binary answers (`albumart`,
+/// `readpicture`, `binarylimit`), with MPD 0.23.12's refusals. File work runs on the walk threads;
+/// every change to a playlist wakes `idle stored_playlist`.
+extension Commands {
+    /// Registers the stored-playlist and picture commands in the daemon's table.
+    static func registerStoredPlaylistCommands(in table: inout CommandTable<CommandHandler>) {
+        func add(_ name: String, _ handler: CommandHandler) {
+            guard let spec = CommandSpec.standard(name) else {
+                preconditionFailure("no MPD spec for \(name)")
+            }
+            table.register(spec, handler)
+        }
+        add("listplaylists", .deferred(listPlaylists))
+        add("listplaylist", .deferred(listPlaylist))
+        add("listplaylistinfo", .deferred(listPlaylistInfo))
+        add("load", .deferred(load))
+        add("save", .deferred(save))
+        add("playlistadd", .deferred(playlistAdd))
+        add("playlistdelete", .deferred(playlistDelete))
+        add("playlistmove", .deferred(playlistMove))
+        add("playlistclear", .deferred(playlistClear))
+        add("rm", .deferred(removePlaylist))
+        add("rename", .deferred(renamePlaylist))
+        add("albumart", .deferred(albumArt))
+        add("readpicture", .deferred(readPicture))
+        add("binarylimit", .immediate(binaryLimit))
+    }
+
+    // MARK: - Stored playlists
+
+    /// The playlists, or MPD's refusal when no playlist directory is configured.
+    private static func storedPlaylists(_ service: PlayerService, _ call: CommandCall) throws(Ack) -> StoredPlaylists {
+        guard let playlists = service.storedPlaylists else {
+            throw Ack(.unknown, "Stored playlists are disabled", command: call.name)
+        }
+        return playlists
+    }
+
+    /// Runs `body` with the playlists on the walk threads, names its ACK, and wakes `idle
+    /// stored_playlist` when `body` says it changed a playlist.
+    private static func change(
+        _ service: PlayerService,
+        _ call: CommandCall,
+        _ body: @escaping @Sendable (StoredPlaylists) throws(Ack) -> Bool
+    ) async throws(Ack) -> CommandCall {
+        let playlists = try storedPlaylists(service, call)
+        let changed: Bool
+        do {
+            changed = try await FileSystemWork.run { _ throws(Ack) in try body(playlists) }
+        } catch {
+            throw error.attributed(to: call.name, listIndex: 0)
+        }
+        if changed {
+            service.hub.broadcast([.storedPlaylist])
+        }
+        return call
+    }
+
+    /// `listplaylists`: `playlist:` and `Last-Modified:` for each. With no playlist directory, none (as
+    /// before stored playlists existed: clients ask at start).
+    private static func listPlaylists(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        guard let playlists = service.storedPlaylists else { return call }
+        let name = call.name
+        return try await FileSystemWork.run { _ throws(Ack) in
+            var call = call
+            do throws(Ack) {
+                for summary in try playlists.list() {
+                    call.response.field("playlist", summary.name)
+                    call.response.field("Last-Modified", timestamp(summary.lastModified))
+                }
+            } catch {
+                throw error.attributed(to: name, listIndex: 0)
+            }
+            return call
+        }
+    }
+
+    private static func entries(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> [String] {
+        let playlists = try storedPlaylists(service, call)
+        let name = call.argument(0)
+        do {
+            return try await FileSystemWork.run { _ throws(Ack) in try playlists.entries(of: name) }
+        } catch {
+            throw error.attributed(to: call.name, listIndex: 0)
+        }
+    }
+
+    /// `listplaylist NAME`: the entries as stored, `file:` each.
+    private static func listPlaylist(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        var call = call
+        for entry in try await entries(service, call) {
+            call.response.field("file", entry)
+        }
+        return call
+    }
+
+    /// `listplaylistinfo NAME`: a song block for each entry (no `Pos` or `Id`: they are not queued); an
+    /// entry that cannot be read, or a URL, shows its `file:` only, as in MPD.
+    private static func listPlaylistInfo(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall
+    {
+        let entries = try await entries(service, call)
+        let musicDirectory = service.configuration.musicDirectory
+        return try await FileSystemWork.run(on: .songInfo) { cancellation throws(Ack) in
+            var call = call
+            for entry in entries {
+                if cancellation.isCancelled { break }
+                call.response.field("file", entry)
+                guard let path = localPath(entry, musicDirectory: musicDirectory) else { continue }
+                let info = service.songs.info(for: path)
+                for (tag, value) in info.tags.pairs where call.session.tagTypes.contains(tag) {
+                    call.response.field(tag.rawValue, value)
+                }
+                if let duration = info.duration {
+                    call.response.field("Time", ResponseWriter.wholeSeconds(duration))
+                    call.response.field("duration", seconds: duration)
+                }
+            }
+            return call
+        }
+    }
+
+    /// Where a playlist entry is on disk: absolute as it is, relative inside the music directory; nil
+    /// for URLs and for relative entries that would climb out.
+    private static func localPath(_ entry: String, musicDirectory: String?) -> String? {
+        if entry.hasPrefix("/") { return entry }
+        guard !entry.contains("://"), !QueueLoader.climbsUp(entry), let musicDirectory else { return nil }
+        return musicDirectory + "/" + entry
+    }
+
+    /// `load NAME [START:END] [POS]`: queues the entries in the range (all by default; a range past the
+    /// end queues nothing), at POS or at the end. Entries that cannot be queued (gone, not MP3, a URL,
+    /// not readable by the client) are skipped, as MPD skips them.
+    private static func load(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let range = try call.optionalArgument(1).map { text throws(Ack) in try Argument.range(text) } ?? .all
+        let position = try call.optionalArgument(2).map { text throws(Ack) in
+            try Argument.unsigned(text, maximum: service.engine.status.queueLength)
+        }
+        let entries = try await entries(service, call)
+        let start = min(range.start, entries.count)
+        let selected = Array(entries[start..<min(range.end ?? entries.count, entries.count)])
+        let session = call.session
+        let name = call.name
+        let paths = try await FileSystemWork.run { cancellation throws(Ack) in
+            var paths: [String] = []
+            for entry in selected {
+                guard !cancellation.isCancelled else { throw Ack(.system, "cancelled", command: name) }
+                if let resolved = try? service.resolve(
+                    entry, for: session, command: name, cancellation: cancellation)
+                {
+                    paths += resolved
+                }
+            }
+            return paths
+        }
+        guard !paths.isEmpty else { return call }
+        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
+        return call
+    }
+
+    /// `save NAME [create|append|replace]`: writes the queue's songs, relative to the music directory
+    /// when inside it.
+    private static func save(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let mode = StoredPlaylists.SaveMode(rawValue: call.optionalArgument(1) ?? "create")
+        guard let mode else {
+            throw Ack(
+                .argument, "Unrecognized save mode, expected one of 'create', 'append', 'replace'", command: call.name)
+        }
+        let paths = try await read(service, call) { queue throws(Ack) in queue.entries.map(\.path) }
+        let uris = paths.map { service.displayPath($0) }
+        let name = call.argument(0)
+        return try await change(service, call) { playlists throws(Ack) in
+            try playlists.save(name, uris, mode: mode)
+            return true
+        }
+    }
+
+    /// `playlistadd NAME URI [POS]`: a URL is stored as it is; a file or directory (its MP3s) is
+    /// resolved as `add` resolves it and stored as clients name it. The playlist is created when
+    /// missing; nothing found changes nothing.
+    private static func playlistAdd(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let playlists = try storedPlaylists(service, call)
+        let name = call.argument(0)
+        let uri = call.argument(1)
+        let position = try call.optionalArgument(2).map { text throws(Ack) in try Argument.unsigned(text) }
+        if let position {
+            // MPD checks the position before it looks at the URI.
+            let count = try? await FileSystemWork.run { _ throws(Ack) in
+                guard playlists.exists(name) else { return 0 }
+                return try playlists.entries(of: name).count
+            }
+            if let count, position > count {
+                throw Ack(.argument, "Bad position", command: call.name)
+            }
+        }
+        let uris: [String]
+        if Self.hasScheme(uri) && !uri.hasPrefix("file://") {
+            uris = [uri]
+        } else {
+            do {
+                uris = try await service.resolve(uri, for: call.session, command: call.name).map {
+                    service.displayPath($0)
+                }
+            } catch  where error.code == .noExist {
+                throw Ack(.noExist, "No such directory", command: call.name)
+            }
+        }
+        return try await change(service, call) { playlists throws(Ack) in
+            try playlists.add(name, uris, at: position)
+        }
+    }
+
+    /// Whether `uri` starts with a URL scheme (`http://`), as MPD's `uri_has_scheme` decides.
+    private static func hasScheme(_ uri: String) -> Bool {
+        guard let colon = uri.firstIndex(of: ":"), uri[colon...].hasPrefix("://"), colon != uri.startIndex else {
+            return false
+        }
+        return uri[..<colon].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+
+    /// `playlistdelete NAME POS|START:END`.
+    private static func playlistDelete(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let name = call.argument(0)
+        let range = try Argument.range(call.argument(1))
+        return try await change(service, call) { playlists throws(Ack) in
+            try playlists.delete(name, range)
+            return true
+        }
+    }
+
+    /// `playlistmove NAME FROM TO` (single positions in MPD 0.23: `Integer expected: 0:1`).
+    private static func playlistMove(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let name = call.argument(0)
+        let from = try Argument.unsigned(call.argument(1))
+        let to = try Argument.unsigned(call.argument(2))
+        return try await change(service, call) { playlists throws(Ack) in
+            try playlists.move(name, from: from, to: to)
+        }
+    }
+
+    /// `playlistclear NAME`.
+    private static func playlistClear(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let name = call.argument(0)
+        return try await change(service, call) { playlists throws(Ack) in
+            try playlists.clear(name)
+            return true
+        }
+    }
+
+    /// `rm NAME`.
+    private static func removePlaylist(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let name = call.argument(0)
+        return try await change(service, call) { playlists throws(Ack) in
+            try playlists.remove(name)
+            return true
+        }
+    }
+
+    /// `rename FROM TO`.
+    private static func renamePlaylist(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let from = call.argument(0)
+        let to = call.argument(1)
+        return try await change(service, call) { playlists throws(Ack) in
+            try playlists.rename(from, to: to)
+            return true
+        }
+    }
+
+    /// `Last-Modified`'s form: ISO 8601 in UTC, `2024-05-01T12:00:00Z`.
+    static func timestamp(_ seconds: Int64) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return "1970-01-01T00:00:00Z" }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let year = String(parts.tm_year + 1900)
+        return "\(year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    // MARK: - Pictures
+
+    /// A song's or directory's path on disk from a client's URI: relative inside the music directory
+    /// (never out of it with `..`), absolute when the client may read it, as `add` allows. Refusals use
+    /// `missing`'s words.
+    private static func picturePath(
+        _ uri: String, _ service: PlayerService, _ call: CommandCall, missing: String
+    ) throws(Ack) -> String {
+        var path = uri
+        if path.hasPrefix("file://") {
+            path.removeFirst("file://".count)
+        }
+        if path.hasPrefix("/") {
+            var info = stat()
+            guard stat(path, &info) == 0 || stat(directory(of: path), &info) == 0 else {
+                throw Ack(.noExist, missing, command: call.name)
+            }
+            let uid = call.session.uid
+            guard let uid, uid == 0 || uid == geteuid() || uid == info.st_uid || info.st_mode & S_IROTH != 0 else {
+                throw Ack(.permission, "\(path): access denied", command: call.name)
+            }
+            return path
+        }
+        guard let musicDirectory = service.configuration.musicDirectory else {
+            throw Ack(.noExist, "No database", command: call.name)
+        }
+        guard !QueueLoader.climbsUp(path), !path.contains("://") else {
+            throw Ack(.noExist, missing, command: call.name)
+        }
+        return musicDirectory + "/" + path
+    }
+
+    /// Everything before the last `/`: `Artist/Album/` names `Artist/Album` (Cantata sends that), a
+    /// song names its directory.
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return String(path[..<slash])
+    }
+
+    /// `albumart URI OFFSET`: a chunk of the cover file in the song's directory, MPD 0.23's way: `size:`
+    /// and `binary:` without `type:`; no cover is ACK 50 `No file exists`.
+    private static func albumArt(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let offset = try Argument.unsigned(call.argument(1), maximum: Int.max)
+        let path = try picturePath(call.argument(0), service, call, missing: "No file exists")
+        let songDirectory = directory(of: path)
+        let name = call.name
+        return try await FileSystemWork.run { _ throws(Ack) in
+            var call = call
+            let base = songDirectory.isEmpty ? "/" : songDirectory
+            guard let cover = CoverArt.file(inDirectory: base) else {
+                throw Ack(.noExist, "No file exists", command: name)
+            }
+            do throws(Ack) {
+                let chunk = try CoverArt.chunk(ofFile: cover, offset: offset, limit: call.session.binaryLimit)
+                call.response.binary(totalSize: chunk.totalSize, type: nil, chunk: chunk.bytes)
+            } catch {
+                throw error.attributed(to: name, listIndex: 0)
+            }
+            return call
+        }
+    }
+
+    /// `readpicture URI OFFSET`: a chunk of the song's embedded picture (ID3v2 APIC), with its type. No
+    /// picture is just `OK`; a song that cannot be read is ACK 50 `No such song`.
+    private static func readPicture(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let offset = try Argument.unsigned(call.argument(1), maximum: Int.max)
+        let path = try picturePath(call.argument(0), service, call, missing: "No such song")
+        let name = call.name
+        return try await FileSystemWork.run(on: .songInfo) { _ throws(Ack) in
+            var call = call
+            let picture: EmbeddedPicture?
+            do throws(DecoderError) {
+                picture = try SongReader().picture(path: path)
+            } catch {
+                throw Ack(.noExist, "No such song", command: name)
+            }
+            guard let picture else { return call }
+            guard offset <= picture.data.count else {
+                throw Ack(.argument, "Bad file offset", command: name)
+            }
+            let end = offset + min(picture.data.count - offset, call.session.binaryLimit)
+            call.response.binary(
+                totalSize: picture.data.count, type: picture.mimeType, chunk: picture.data[offset..<end])
+            return call
+        }
+    }
+
+    /// The largest `binarylimit` MPD 0.23 accepts with its default 8 MiB output buffer.
+    static let maximumBinaryLimit = 8_400_896
+
+    /// `binarylimit N`: the client's chunk size for binary answers, 64 bytes at least.
+    private static func binaryLimit(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        let limit = try Argument.unsigned(call.argument(0), maximum: maximumBinaryLimit)
+        guard limit >= 64 else {
+            throw Ack(.argument, "Value too small", command: call.name)
+        }
+        call.session.binaryLimit = limit
+    }
+}
