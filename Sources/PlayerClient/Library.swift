@@ -104,16 +104,16 @@ public struct LibrarySong: Sendable, Hashable {
     }
 
     /// Songs in the order an album plays: the albums as they first appear (each known by its
-    /// AlbumArtist, so that two albums of one name stay apart), then by disc, then by track number
-    /// (`10` after `9`; MPD's `sort Track` compares text), then by path. Songs without a number go
-    /// after the numbered ones of their disc.
+    /// AlbumArtist, so that two albums of one name stay apart), then by disc (none counts as disc 1),
+    /// then by track number (as numbers: `10` after `9`, `3/12` is 3), then by path. Songs without a
+    /// track number go after the numbered ones of their disc.
     public static func albumOrder(_ songs: [LibrarySong]) -> [LibrarySong] {
         var groups: [String: Int] = [:]
         for song in songs where groups[song.albumArtist ?? ""] == nil {
             groups[song.albumArtist ?? ""] = groups.count
         }
         func key(_ song: LibrarySong) -> (Int, Int, Int) {
-            (groups[song.albumArtist ?? ""] ?? 0, song.discNumber ?? 0, song.trackNumber ?? Int.max)
+            (groups[song.albumArtist ?? ""] ?? 0, song.discNumber ?? 1, song.trackNumber ?? Int.max)
         }
         return songs.sorted { left, right in
             let (a, b) = (key(left), key(right))
