@@ -181,13 +181,13 @@ _playerctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    play|pause|play-pause|stop|next|previous|seek|position|volume|status|metadata|queue|repeat|random|single|consume|wait|help)
+    play|pause|play-pause|stop|next|previous|seek|position|volume|status|metadata|queue|repeat|random|single|consume|wait|update|search|list|help)
         # Offer subcommand argument completions
         "_playerctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'play pause play-pause stop next previous seek position volume status metadata queue repeat random single consume wait help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'play pause play-pause stop next previous seek position volume status metadata queue repeat random single consume wait update search list help' -- "${cur}"))
         ;;
     esac
 }
@@ -195,14 +195,23 @@ _playerctl() {
 _playerctl_play() {
     repeating_flags=()
     non_repeating_flags=(-h --help)
-    repeating_options=()
-    non_repeating_options=(--socket)
+    repeating_options=(--search)
+    non_repeating_options=(--socket --album --artist)
     __playerctl_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
         __playerctl_add_completions -f
+        return
+        ;;
+    '--search')
+        return
+        ;;
+    '--album')
+        return
+        ;;
+    '--artist')
         return
         ;;
     esac
@@ -424,14 +433,23 @@ _playerctl_queue_list() {
 _playerctl_queue_add() {
     repeating_flags=()
     non_repeating_flags=(-h --help)
-    repeating_options=()
-    non_repeating_options=(--socket)
+    repeating_options=(--search)
+    non_repeating_options=(--socket --album --artist)
     __playerctl_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
         __playerctl_add_completions -f
+        return
+        ;;
+    '--search')
+        return
+        ;;
+    '--album')
+        return
+        ;;
+    '--artist')
         return
         ;;
     esac
@@ -611,6 +629,121 @@ _playerctl_wait() {
     case "${positional_number}" in
     1)
         __playerctl_add_completions -W 'ready'$'\n''play'$'\n''pause'$'\n''stop'$'\n''playing'$'\n''paused'$'\n''stopped'
+        return
+        ;;
+    esac
+}
+
+_playerctl_update() {
+    repeating_flags=()
+    non_repeating_flags=(--rescan --wait -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __playerctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        __playerctl_add_completions -f
+        return
+        ;;
+    esac
+}
+
+_playerctl_search() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --artist --album --title --limit)
+    __playerctl_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        __playerctl_add_completions -f
+        return
+        ;;
+    '--artist')
+        return
+        ;;
+    '--album')
+        return
+        ;;
+    '--title')
+        return
+        ;;
+    '--limit')
+        return
+        ;;
+    esac
+}
+
+_playerctl_list() {
+    repeating_flags=()
+    non_repeating_flags=(-h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __playerctl_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    artists|albums|genres)
+        # Offer subcommand argument completions
+        "_playerctl_list_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'artists albums genres' -- "${cur}"))
+        ;;
+    esac
+}
+
+_playerctl_list_artists() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __playerctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        __playerctl_add_completions -f
+        return
+        ;;
+    esac
+}
+
+_playerctl_list_albums() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __playerctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        __playerctl_add_completions -f
+        return
+        ;;
+    esac
+}
+
+_playerctl_list_genres() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __playerctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        __playerctl_add_completions -f
         return
         ;;
     esac

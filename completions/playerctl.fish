@@ -23,7 +23,7 @@ function __playerctl_parse_tokens -S
         __playerctl_parse_subcommand 0 'socket=' 'h/help'
         switch $unparsed_tokens[1]
         case 'play'
-            __playerctl_parse_subcommand -r 1 'socket=' 'h/help'
+            __playerctl_parse_subcommand -r 1 'socket=' 'search=+' 'album=' 'artist=' 'h/help'
         case 'pause'
             __playerctl_parse_subcommand 0 'socket=' 'for=' 'h/help'
         case 'play-pause'
@@ -50,7 +50,7 @@ function __playerctl_parse_tokens -S
             case 'list'
                 __playerctl_parse_subcommand 0 'socket=' 'h/help'
             case 'add'
-                __playerctl_parse_subcommand -r 1 'socket=' 'h/help'
+                __playerctl_parse_subcommand -r 1 'socket=' 'search=+' 'album=' 'artist=' 'h/help'
             case 'clear'
                 __playerctl_parse_subcommand 0 'socket=' 'h/help'
             case 'remove'
@@ -68,6 +68,20 @@ function __playerctl_parse_tokens -S
             __playerctl_parse_subcommand 1 'socket=' 'h/help'
         case 'wait'
             __playerctl_parse_subcommand 1 'socket=' 'timeout=' 'h/help'
+        case 'update'
+            __playerctl_parse_subcommand 1 'socket=' 'rescan' 'wait' 'h/help'
+        case 'search'
+            __playerctl_parse_subcommand -r 1 'socket=' 'artist=' 'album=' 'title=' 'limit=' 'json' 'h/help'
+        case 'list'
+            __playerctl_parse_subcommand 0 'h/help'
+            switch $unparsed_tokens[1]
+            case 'artists'
+                __playerctl_parse_subcommand 0 'socket=' 'json' 'h/help'
+            case 'albums'
+                __playerctl_parse_subcommand 1 'socket=' 'json' 'h/help'
+            case 'genres'
+                __playerctl_parse_subcommand 0 'socket=' 'json' 'h/help'
+            end
         case 'help'
             __playerctl_parse_subcommand -r 1 
         end
@@ -142,9 +156,15 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional 
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'single' -d 'Stop after each song (or repeat it): on, off, oneshot, or toggle.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'consume' -d 'Remove each song from the queue once played: on, off, or toggle.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'wait' -d 'Wait until playerd answers, or until the player is playing, paused or stopped.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'update' -d 'Update the library from the music directory (all of it, or PATH in it).'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'search' -d 'Search the library: songs with every word in some tag (any case).'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'list' -d 'List the library\'s artists, albums or genres.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl play" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl play" -ge 1' -F
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl play"' -l 'search' -d 'Songs of the library with every word in some tag (any case).' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl play" album' -l 'album' -d 'An album of the library, in track order (its name, any case).' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl play" artist' -l 'artist' -d 'With --album, the album\'s artist; with --search, text the Artist tag must contain.' -rfka ''
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl play" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl pause" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl pause" for' -l 'for' -d 'Resume after this long.' -rfka ''
@@ -176,7 +196,7 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_op
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl metadata" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl queue" -eq 1' -fa 'list' -d 'List the queue, one song a line; > marks the current song.'
-complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl queue" -eq 1' -fa 'add' -d 'Add files, directories or .m3u playlists to the end of the queue.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl queue" -eq 1' -fa 'add' -d 'Add files, directories or .m3u playlists to the end of the queue; or songs of the library.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl queue" -eq 1' -fa 'clear' -d 'Empty the queue (playback stops).'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl queue" -eq 1' -fa 'remove' -d 'Remove songs by their positions.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl queue" -eq 1' -fa 'move' -d 'Move the song at FROM to position TO.'
@@ -184,6 +204,9 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_op
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue list" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue add" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl queue add" -ge 1' -F
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue add"' -l 'search' -d 'Songs of the library with every word in some tag (any case).' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue add" album' -l 'album' -d 'An album of the library, in track order (its name, any case).' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue add" artist' -l 'artist' -d 'With --album, the album\'s artist; with --search, text the Artist tag must contain.' -rfka ''
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue add" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue clear" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl queue clear" h help' -s 'h' -l 'help' -d 'Show help information.'
@@ -207,3 +230,27 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_op
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl wait" -eq 1' -fka 'ready play pause stop playing paused stopped'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl wait" timeout' -l 'timeout' -d 'Give up after this long.' -rfka ''
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl wait" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl update" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl update" rescan' -l 'rescan' -d 'Read every file again, also those that have not changed.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl update" wait' -l 'wait' -d 'Wait until the update is over, then print a summary.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl update" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl search" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl search" artist' -l 'artist' -d 'Text the Artist tag must contain.' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl search" album' -l 'album' -d 'Text the Album tag must contain.' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl search" title' -l 'title' -d 'Text the Title tag must contain.' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl search" limit' -l 'limit' -d 'Print at most this many songs.' -rfka ''
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl search" json' -l 'json' -d 'Print a JSON array of songs.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl search" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl list" -eq 1' -fa 'artists' -d 'List the artists, one a line.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl list" -eq 1' -fa 'albums' -d 'List the albums with their year, under their artists; or one artist\'s albums.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl list" -eq 1' -fa 'genres' -d 'List the genres, one a line.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list artists" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list artists" json' -l 'json' -d 'Print a JSON array of names.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list artists" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list albums" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list albums" json' -l 'json' -d 'Print a JSON array of {artist, album, year} objects.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list albums" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list genres" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list genres" json' -l 'json' -d 'Print a JSON array of names.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list genres" h help' -s 'h' -l 'help' -d 'Show help information.'

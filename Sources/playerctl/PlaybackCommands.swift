@@ -13,7 +13,8 @@ struct Play: ParsableCommand {
         discussion: """
             With files, nothing changes unless one of them can play: a path that cannot be queued, or \
             files none of which is playable MP3, leave the queue and the player as they were. Exits 0 \
-            once a song plays, 1 with each song's reason when none can.
+            once a song plays, 1 with each song's reason when none can. --search and --album play from \
+            the library instead (nothing changes, and the exit status is 1, when nothing matches).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -21,8 +22,20 @@ struct Play: ParsableCommand {
     @Argument(help: "What to play: paths (relative to the current directory) or URLs.", completion: .file())
     var files: [String] = []
 
+    @OptionGroup var library: LibraryChoice
+
+    func validate() throws {
+        try self.library.validate(withFiles: !self.files.isEmpty)
+    }
+
     func run() throws {
         let connection = try self.global.connect()
+        if let uris = try self.library.songs(connection) {
+            let queued = try playLibrarySongs(connection, uris)
+            try waitUntilPlaying(connection)
+            print("playing \(counted(queued, "song")) from the library")
+            return
+        }
         if self.files.isEmpty {
             _ = try connection.command("play")
         } else {

@@ -7,17 +7,33 @@ struct QueueCommand: ParsableCommand {
         commandName: "queue", abstract: "Show or change the play queue (positions count from 1).",
         subcommands: [List.self, Add.self, Clear.self, Remove.self, Move.self], defaultSubcommand: List.self)
 
-    /// `queue add PATH...`.
+    /// `queue add PATH...`, or `queue add --search TEXT...` / `--album NAME [--artist X]`.
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add files, directories or .m3u playlists to the end of the queue.")
+            abstract: "Add files, directories or .m3u playlists to the end of the queue; or songs of the library.")
 
         @OptionGroup var global: GlobalOptions
 
         @Argument(help: "What to add: paths (relative to the current directory) or URLs.", completion: .file())
-        var files: [String]
+        var files: [String] = []
+
+        @OptionGroup var library: LibraryChoice
+
+        func validate() throws {
+            try self.library.validate(withFiles: !self.files.isEmpty)
+            if self.files.isEmpty && !self.library.isChosen {
+                throw ValidationError("queue add needs paths, --search or --album")
+            }
+        }
 
         func run() throws {
+            if self.library.isChosen {
+                let connection = try self.global.connect()
+                guard let uris = try self.library.songs(connection) else { return }
+                try appendSongs(connection, uris)
+                print("added \(counted(uris.count, "song")) to the queue")
+                return
+            }
             let directory = currentDirectory()
             _ = try self.global.connect().commandList(
                 self.files.map { file in ("add", [absolutePath(file, currentDirectory: directory)]) })
