@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "Library",
             dependencies: [
-                "Audio", "MusicTags", "PlayerCore", "ControlProtocol",
+                "Audio", "MusicTags", "PlayerCore", "ControlProtocol", "CStatFS",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
@@ -150,7 +150,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LibraryTests",
-            dependencies: ["Library", "Audio", "MusicTags", "ControlProtocol"],
+            dependencies: [
+                "Library", "Audio", "MusicTags", "ControlProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

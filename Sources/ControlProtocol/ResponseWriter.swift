@@ -4,7 +4,8 @@
 /// `status` over and over allocates nothing once the first answer has sized the buffer.
 public struct ResponseWriter: Sendable {
     /// What MPD says on connect. mpc refuses a server below 0.21.
-    public static let greeting = "OK MPD 0.23.0\n"
+    /// 0.23.5: myMPD refuses servers below it.
+    public static let greeting = "OK MPD 0.23.5\n"
 
     /// The answer so far, ready for the socket.
     public private(set) var bytes: [UInt8]
@@ -26,7 +27,7 @@ public struct ResponseWriter: Sendable {
         self.bytes.removeAll(keepingCapacity: true)
     }
 
-    /// The greeting line, `OK MPD 0.23.0`.
+    /// The greeting line, `OK MPD 0.23.5`.
     public mutating func greet() {
         self.bytes.append(contentsOf: ResponseWriter.greeting.utf8)
     }
@@ -52,6 +53,11 @@ public struct ResponseWriter: Sendable {
         self.bytes.append(contentsOf: "} ".utf8)
         self.appendValue(ack.message)
         self.bytes.append(ASCII.newline)
+    }
+
+    /// Text already in the protocol's form (whole `key: value` lines), appended as it is.
+    public mutating func appendRaw(_ text: some StringProtocol) {
+        self.bytes.append(contentsOf: text.utf8)
     }
 
     /// `key: value`. A newline or carriage return in the value becomes a space: clients read one

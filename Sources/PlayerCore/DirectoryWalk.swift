@@ -281,7 +281,7 @@ struct DirectoryWalk {
 
 /// The file systems the kernel makes up from its own state: /proc, /sys and their kind. They hold
 /// no music, and their symlinks (`/proc/self/root`, the device links in /sys) make walks huge.
-enum KernelFileSystem {
+public enum KernelFileSystem {
     /// Their `statfs` types (linux/magic.h) and names.
     static let types: [Int64: String] = [
         0x9fa0: "proc",
@@ -304,7 +304,7 @@ enum KernelFileSystem {
     ]
 
     /// The name of the kernel file system of `statfs` type `type`, or nil for any other.
-    static func name(ofType type: Int64) -> String? {
+    public static func name(ofType type: Int64) -> String? {
         // `f_type` is signed on some ABIs: compare the low 32 bits, where every magic number lives.
         Self.types[type & 0xffff_ffff]
     }

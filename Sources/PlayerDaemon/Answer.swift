@@ -58,6 +58,15 @@ public enum Answer {
         file: String, tags: Tags, duration: Double?, position: Int, id: Int, tagTypes: Set<TagName>,
         to response: inout ResponseWriter
     ) {
+        Self.songInfo(file: file, tags: tags, duration: duration, tagTypes: tagTypes, to: &response)
+        response.field("Pos", position)
+        response.field("Id", id)
+    }
+
+    /// Writes a song block without a queue position: `file:`, the tags asked for, the length.
+    public static func songInfo(
+        file: String, tags: Tags, duration: Double?, tagTypes: Set<TagName>, to response: inout ResponseWriter
+    ) {
         response.field("file", file)
         for (tag, value) in tags.pairs where tagTypes.contains(tag) {
             response.field(tag.rawValue, value)
@@ -66,8 +75,6 @@ public enum Answer {
             response.field("Time", ResponseWriter.wholeSeconds(duration))
             response.field("duration", seconds: duration)
         }
-        response.field("Pos", position)
-        response.field("Id", id)
     }
 
     /// `path` as clients see it: relative to the music directory when inside it, as MPD shows it.

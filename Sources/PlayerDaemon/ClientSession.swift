@@ -276,6 +276,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             case .deferred(let handler):
                 self.busy = true
                 let service = self.service
+                // What earlier commands answered goes first: a long answer is streamed past this buffer.
+                self.flush(context: self.context!)
+                call.stream = ResponseStream(channel: self.context!.channel)
                 let sentCall = call
                 let failedIndex = index
                 let promise = self.context!.eventLoop.makePromise(of: Result<CommandCall, Ack>.self)

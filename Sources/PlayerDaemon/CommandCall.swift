@@ -20,6 +20,15 @@ struct CommandCall: Sendable {
     var session: SessionSettings
     /// The answer, before `OK`.
     var response = ResponseWriter(capacity: 512)
+    /// Where a long answer goes while it is being written; nil outside a client's session (tests).
+    var stream: ResponseStream?
+
+    /// Hands the answer so far to the client if it has grown past a chunk; false when the client has
+    /// gone. Without a stream the answer just grows.
+    mutating func flushIfLarge() -> Bool {
+        guard let stream = self.stream, self.response.bytes.count >= 64 * 1024 else { return true }
+        return stream.send(&self.response)
+    }
 
     /// The argument at `index`, which the table guarantees exists.
     func argument(_ index: Int) -> String { self.arguments[index] }

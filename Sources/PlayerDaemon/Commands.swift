@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import Library
 import MusicTags
 import PlayerCore
 
@@ -266,7 +267,7 @@ enum Commands {
 
     // MARK: - The queue
 
-    private static func edit<Result: Sendable>(
+    static func edit<Result: Sendable>(
         _ service: PlayerService,
         _ call: CommandCall,
         _ body: @escaping @Sendable (inout Queue) throws(QueueError) -> Result
@@ -506,13 +507,14 @@ enum Commands {
     }
 
     private static func stats(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
-        // playerd keeps no database: the database figures are zero, as an empty MPD database's are.
-        call.response.field("artists", 0)
-        call.response.field("albums", 0)
-        call.response.field("songs", 0)
+        // Without a library the database figures are zero, as an empty MPD database's are.
+        let library = service.library?.stats ?? LibraryStats()
+        call.response.field("artists", library.artists)
+        call.response.field("albums", library.albums)
+        call.response.field("songs", library.songs)
         call.response.field("uptime", Int((service.engine.now() - service.startedAt) / 1_000_000_000))
-        call.response.field("db_playtime", 0)
-        call.response.field("db_update", 0)
+        call.response.field("db_playtime", library.playtime)
+        call.response.field("db_update", Int(library.lastUpdate))
     }
 
     private static func outputs(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {

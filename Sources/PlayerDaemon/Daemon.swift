@@ -38,7 +38,7 @@ public final class Daemon: Sendable {
                 from: stateFile, logger: logger, releasesOutputOnPause: configuration.releasesOutputOnPause,
                 maximumQueueLength: configuration.maximumQueueLength)
         }
-        let service = PlayerService(configuration: configuration, context: context)
+        let service = PlayerService(configuration: configuration, context: context, logger: logger)
         self.service = service
         // The saved position is back before the first client can ask for it.
         if let stateFile {
@@ -61,6 +61,7 @@ public final class Daemon: Sendable {
             throw error
         }
         self.persistence?.start()
+        service.startLibrary()
         do {
             try configuration.output.checkAvailable()
         } catch {

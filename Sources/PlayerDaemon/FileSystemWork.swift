@@ -21,10 +21,13 @@ enum FileSystemWork {
         case walks
         /// Reading tags for song blocks.
         case songInfo
+        /// Library queries: a long `listallinfo` streaming to a slow client holds one of these.
+        case library
     }
 
     private static let walks = Self.startedPool(threads: 4)
     private static let songInfo = Self.startedPool(threads: 2)
+    private static let library = Self.startedPool(threads: 4)
 
     /// The nice value of the threads: below the daemon's other threads, whatever the machine's load.
     static let niceness: Int32 = 10
@@ -43,7 +46,12 @@ enum FileSystemWork {
         _ body: @escaping @Sendable (WalkCancellation) throws(Ack) -> Value
     ) async throws(Ack) -> Value {
         let cancellation = WalkCancellation()
-        let pool = lane == .walks ? Self.walks : Self.songInfo
+        let pool =
+            switch lane {
+            case .walks: Self.walks
+            case .songInfo: Self.songInfo
+            case .library: Self.library
+            }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, Ack>, Never>) in
                 pool.submit { _ in

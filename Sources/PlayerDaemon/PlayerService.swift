@@ -1,5 +1,7 @@
 import Audio
 import ControlProtocol
+import Library
+import Logging
 import MusicTags
 import PlayerCore
 
@@ -16,10 +18,40 @@ public final class PlayerService: Sendable {
     let songs = SongInfoCache()
     let hub = ChangeHub()
     let startedAt: Int64
+    /// The music library, when there is a music directory and a database for it.
+    let library: MusicLibrary?
 
-    /// Starts the engine on the configured output with `context` (a restored queue, say).
-    public init(configuration: DaemonConfiguration, context: PlayerContext? = nil) {
+    /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
+    /// library when one is configured (a library that cannot be opened is logged, and playerd runs
+    /// without it).
+    public init(
+        configuration: DaemonConfiguration, context: PlayerContext? = nil,
+        logger: Logger = Logger(label: "playerd")
+    ) {
         self.configuration = configuration
+        let hub = self.hub
+        if let musicDirectory = configuration.musicDirectory, let libraryPath = configuration.libraryPath {
+            do {
+                self.library = try MusicLibrary(musicDirectory: musicDirectory, databasePath: libraryPath) { event in
+                    switch event {
+                    case .updateStarted:
+                        hub.broadcast([.update])
+                    case .updateFinished(let id, let report):
+                        hub.broadcast(report.changed ? [.update, .database] : [.update])
+                        logger.info(
+                            "library update \(id) done: \(report.added) added, \(report.updated) read again, \(report.removed) removed, \(report.skipped.count) skipped"
+                        )
+                    case .notice(let text):
+                        logger.warning("\(text)")
+                    }
+                }
+            } catch {
+                logger.error("library \(libraryPath): \(error); running without a library")
+                self.library = nil
+            }
+        } else {
+            self.library = nil
+        }
         let engine = AudioEngine(
             configuration: EngineConfiguration(output: configuration.output),
             context: context
@@ -28,7 +60,6 @@ public final class PlayerService: Sendable {
                     releasesOutputOnPause: configuration.releasesOutputOnPause))
         self.engine = engine
         self.startedAt = engine.now()
-        let hub = self.hub
         engine.observe { changes in
             var subsystems: Set<IdleSubsystem> = []
             if changes.contains(.player) { subsystems.insert(.player) }
@@ -39,8 +70,14 @@ public final class PlayerService: Sendable {
         }
     }
 
-    /// Stops playback and the audio thread.
+    /// Brings the library up to date with what changed while playerd was down (MPD does not).
+    public func startLibrary() {
+        _ = try? self.library?.update("")
+    }
+
+    /// Stops playback and the audio thread, and the library's update (what it wrote stays).
     public func shutdown() {
+        self.library?.shutdown()
         self.engine.shutdown()
     }
 
@@ -75,6 +112,14 @@ public final class PlayerService: Sendable {
             // the access check absolute paths get.
             guard !QueueLoader.climbsUp(path) else {
                 throw Ack(.noExist, "\(uri): no such file in the music directory", command: command)
+            }
+            // What the library knows comes from the database, in its order, without walking the disk.
+            if let library = self.library, let uris = try library.songURIs(under: path) {
+                let limit = self.configuration.maximumQueueLength
+                guard uris.count <= limit else {
+                    throw Ack(.playlistMax, "\(uri): more than \(limit) songs, the queue's limit", command: command)
+                }
+                return uris.map { musicDirectory + "/" + $0 }
             }
             path = musicDirectory + "/" + path
         } else {
@@ -137,6 +182,9 @@ public final class PlayerService: Sendable {
     /// Writes MPD's `status` answer.
     func writeStatus(_ status: PlayerStatus, to response: inout ResponseWriter) {
         Answer.status(status, now: self.engine.now(), to: &response)
+        if let job = self.library?.runningJob {
+            response.field("updating_db", job)
+        }
     }
 
     /// Writes one song block, with the song's tags and length from the song-info cache.

@@ -30,7 +30,17 @@ struct CommandLineOptions {
             name: "output", value: "output", environment: "PLAYERD_OUTPUT", help: "Where to play (default alsa)."),
         OptionSpec(
             name: "music-dir", value: "path", environment: "PLAYERD_MUSIC_DIR",
-            help: "Where relative paths in `add` resolve."),
+            help:
+                "The music library's root, where relative paths resolve (default: XDG_MUSIC_DIR or ~/Music; /var/lib/playerd/music for root)."
+        ),
+        OptionSpec(
+            name: "library", value: "path", environment: "PLAYERD_LIBRARY",
+            help:
+                "The library's database (default: $XDG_CACHE_HOME/playerd/library.db; /var/cache/playerd/library.db for root); `none` turns the library off."
+        ),
+        OptionSpec(
+            name: "playlist-dir", value: "path", environment: "PLAYERD_PLAYLIST_DIR",
+            help: "Where stored playlists (NAME.m3u) live (default: `playlists` beside the state file)."),
         OptionSpec(
             name: "state-file", value: "path", environment: "PLAYERD_STATE_FILE",
             help: "The state file: queue, position, modes; `none` keeps no state."),

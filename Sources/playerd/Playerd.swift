@@ -1,4 +1,5 @@
 import Audio
+import Foundation
 import Logging
 import PlayerDaemon
 
@@ -70,9 +71,15 @@ enum Playerd {
         } catch {
             throw UsageError(error.description)
         }
-        configuration.musicDirectory = options["music-dir"].map(Self.absolute)
+        configuration.musicDirectory = (options["music-dir"] ?? Self.defaultMusicDirectory(environment))
+            .map(Self.absolute)
         configuration.stateFile = (options["state-file"] ?? Self.defaultStateFile(environment))
             .flatMap { $0 == "none" ? nil : Self.absolute($0) }
+        configuration.libraryPath = (options["library"] ?? Self.defaultLibrary(environment))
+            .flatMap { $0 == "none" ? nil : Self.absolute($0) }
+        configuration.playlistDirectory =
+            (options["playlist-dir"].map(Self.absolute))
+            ?? Self.defaultPlaylistDirectory(environment)
         if let text = options["max-clients"] {
             guard let limit = Int(text), limit > 0 else {
                 throw UsageError("invalid --max-clients \"\(text)\": expected a whole number of at least 1")
@@ -122,6 +129,46 @@ enum Playerd {
             return stateHome + "/playerd/state"
         }
         return environment["HOME"].map { $0 + "/.local/state/playerd/state" }
+    }
+
+    /// The user's music directory: `XDG_MUSIC_DIR` (from the environment or `user-dirs.dirs`), else
+    /// `~/Music`; `/var/lib/playerd/music` for root.
+    static func defaultMusicDirectory(_ environment: Environment) -> String? {
+        if getuid() == 0 {
+            return "/var/lib/playerd/music"
+        }
+        guard let home = environment["HOME"] else { return nil }
+        if let music = environment["XDG_MUSIC_DIR"] {
+            return music
+        }
+        let config = environment["XDG_CONFIG_HOME"] ?? home + "/.config"
+        if let text = try? String(contentsOfFile: config + "/user-dirs.dirs", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("XDG_MUSIC_DIR=") })
+        {
+            let value = line.dropFirst("XDG_MUSIC_DIR=".count).trimmingCharacters(in: ["\""])
+            return value.replacingOccurrences(of: "$HOME", with: home)
+        }
+        return home + "/Music"
+    }
+
+    /// `$XDG_CACHE_HOME/playerd/library.db` (`~/.cache` when unset), or `/var/cache/playerd/library.db`
+    /// for root.
+    static func defaultLibrary(_ environment: Environment) -> String? {
+        if getuid() == 0 {
+            return "/var/cache/playerd/library.db"
+        }
+        if let cache = environment["XDG_CACHE_HOME"] {
+            return cache + "/playerd/library.db"
+        }
+        return environment["HOME"].map { $0 + "/.cache/playerd/library.db" }
+    }
+
+    /// `playlists` in the state directory: `$XDG_STATE_HOME/playerd/playlists`, or
+    /// `/var/lib/playerd/playlists` for root.
+    static func defaultPlaylistDirectory(_ environment: Environment) -> String? {
+        Self.defaultStateFile(environment).map { state in
+            String(state[..<(state.lastIndex(of: "/") ?? state.endIndex)]) + "/playlists"
+        }
     }
 
     static func absolute(_ path: String) -> String {

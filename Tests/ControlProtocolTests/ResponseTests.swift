@@ -126,13 +126,13 @@ struct ResponseWriterTests {
 
     @Test("greeting, list_OK, OK and ACK lines")
     func protocolLines() {
-        #expect(ResponseWriter.greeting == "OK MPD 0.23.0\n")
+        #expect(ResponseWriter.greeting == "OK MPD 0.23.5\n")
         var writer = ResponseWriter()
         writer.greet()
         writer.listOK()
         writer.ack(Ack(.unknown, "unknown command \"foo\"", listIndex: 1))
         writer.ok()
-        #expect(writer.text == "OK MPD 0.23.0\nlist_OK\nACK [5@1] {} unknown command \"foo\"\nOK\n")
+        #expect(writer.text == "OK MPD 0.23.5\nlist_OK\nACK [5@1] {} unknown command \"foo\"\nOK\n")
     }
 
     @Test("removeAll keeps the buffer, so the next answer does not allocate")

@@ -312,7 +312,7 @@ struct ConnectionTests {
         while true {
             let client = try LineClient(socketPath: daemon.socketPath)
             let first = try client.readLine()
-            if first == "OK MPD 0.23.0" {
+            if first == "OK MPD 0.23.5" {
                 return client
             }
             guard first?.contains("too many clients") == true, ContinuousClock.now < deadline else {

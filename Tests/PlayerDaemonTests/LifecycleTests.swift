@@ -44,7 +44,10 @@ struct LifecycleTests {
         let socket = directory + "/socket"
         let result = try runProgram(
             Paths.playerd,
-            ["--socket", socket, "--output", "null", "--state-file", "none", "--socket-mode", "999"],
+            [
+                "--socket", socket, "--output", "null", "--state-file", "none", "--library", "none", "--socket-mode",
+                "999",
+            ],
             within: .seconds(10))
         #expect(result.status != 0, "\(result)")
         #expect(result.stderr.contains("socket mode"), "\(result)")
@@ -71,7 +74,7 @@ struct LifecycleTests {
                 Paths.playerd,
                 [
                     "--socket", first.socketPath, "--output", "null", "--state-file", first.directory + "/second-state",
-                    "--music-dir", Paths.fixtures,
+                    "--music-dir", Paths.fixtures, "--library", "none",
                 ],
                 within: .seconds(10))
             #expect(result.status != 0, "\(result)")
@@ -119,7 +122,8 @@ struct LifecycleTests {
         let path = directory + "/socket"
         try "precious".write(toFile: path, atomically: false, encoding: .utf8)
         let result = try runProgram(
-            Paths.playerd, ["--socket", path, "--output", "null", "--state-file", "none"], within: .seconds(10))
+            Paths.playerd, ["--socket", path, "--output", "null", "--state-file", "none", "--library", "none"],
+            within: .seconds(10))
         #expect(result.status != 0, "\(result)")
         #expect(result.stderr.contains(path), "\(result)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")

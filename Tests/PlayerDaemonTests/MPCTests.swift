@@ -90,7 +90,7 @@ struct MPCTests {
                     == "volume: 40%   repeat: off   random: on    single: on    consume: on \n")
             #expect(try Self.mpcOK(daemon, "playlist") == "")
             // What playerd says about itself through mpc.
-            #expect(try Self.mpcOK(daemon, "version") == "mpd version: 0.23.0\n")
+            #expect(try Self.mpcOK(daemon, "version") == "mpd version: 0.23.5\n")
             #expect(try Self.mpcOK(daemon, "outputs") == "Output 1 (null) is enabled\n")
         }
     }

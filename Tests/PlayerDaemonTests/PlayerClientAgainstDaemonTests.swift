@@ -8,7 +8,7 @@ struct PlayerClientAgainstDaemonTests {
     func connection() throws {
         try withPlayerd { daemon in
             let connection = try MPDConnection(socketPath: daemon.socketPath)
-            #expect(connection.protocolVersion == "0.23.0")
+            #expect(connection.protocolVersion == "0.23.5")
             _ = try connection.command("add", ["tagged-id3v24.mp3"])
             _ = try connection.command("add", ["one-second.mp3"])
             let songs = try connection.playlistInfo()

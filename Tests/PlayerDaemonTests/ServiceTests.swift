@@ -95,7 +95,7 @@ struct ServiceTests {
             "/usr/bin/systemd-socket-activate",
             [
                 "-l", socketPath, "-E", "NOTIFY_SOCKET=\(listener.path)", Paths.playerd, "--output", "null",
-                "--state-file", "none", "--socket", directory + "/unused.sock",
+                "--state-file", "none", "--library", "none", "--socket", directory + "/unused.sock",
             ], log: directory + "/log")
         defer {
             kill(activator.processIdentifier, SIGKILL)
@@ -124,7 +124,10 @@ struct ServiceTests {
         guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError.system("mkfifo", errno) }
         let socketPath = directory + "/socket"
         let daemon = try startPlayerd(
-            ["--socket", socketPath, "--output", "wav:\(fifo)", "--music-dir", Paths.fixtures, "--state-file", "none"],
+            [
+                "--socket", socketPath, "--output", "wav:\(fifo)", "--music-dir", Paths.fixtures, "--state-file",
+                "none", "--library", "none",
+            ],
             environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "300000"], log: directory + "/log")
         defer {
             kill(daemon.processIdentifier, SIGKILL)
@@ -149,7 +152,7 @@ struct ServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socketPath = directory + "/socket"
         let daemon = try startPlayerd(
-            ["--socket", socketPath, "--output", "null", "--state-file", "none"],
+            ["--socket", socketPath, "--output", "null", "--state-file", "none", "--library", "none"],
             environment: ["JOURNAL_STREAM": "8:12345"], log: directory + "/log")
         _ = try waitForSocket(socketPath)
         kill(daemon.processIdentifier, SIGTERM)
@@ -309,7 +312,10 @@ struct ServiceTests {
         try "not a directory".write(toFile: directory + "/file", atomically: true, encoding: .utf8)
         let result = try runProgram(
             Paths.playerd,
-            ["--socket", directory + "/socket", "--output", "null", "--state-file", directory + "/file/state"])
+            [
+                "--socket", directory + "/socket", "--output", "null", "--state-file", directory + "/file/state",
+                "--library", "none",
+            ])
         #expect(result.status != 0)
         #expect(result.stderr.contains("\(directory)/file: stat failed: not a directory"))
         #expect(!FileManager.default.fileExists(atPath: directory + "/socket"))

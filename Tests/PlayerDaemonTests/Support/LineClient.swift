@@ -22,12 +22,12 @@ final class LineClient {
         self.descriptor = try Self.connect(socketPath)
     }
 
-    /// Connects and checks the greeting: `OK MPD 0.23.0`.
+    /// Connects and checks the greeting: `OK MPD 0.23.5`.
     static func greeted(_ socketPath: String, timeout: Duration = LineClient.defaultTimeout) throws -> LineClient {
         let client = try LineClient(socketPath: socketPath)
         let greeting = try client.readLine(timeout: timeout)
-        guard greeting == "OK MPD 0.23.0" else {
-            throw HarnessError("expected the greeting OK MPD 0.23.0, got \(greeting.map { "\"\($0)\"" } ?? "EOF")")
+        guard greeting == "OK MPD 0.23.5" else {
+            throw HarnessError("expected the greeting OK MPD 0.23.5, got \(greeting.map { "\"\($0)\"" } ?? "EOF")")
         }
         return client
     }

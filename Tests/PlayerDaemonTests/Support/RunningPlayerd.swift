@@ -23,6 +23,10 @@ final class RunningPlayerd {
         /// `--state-file`; nil means `state` in the daemon's temporary directory, so that no test reads
         /// or writes the user's state (`/var/lib/playerd/state` for root).
         var stateFile: String?
+        /// Whether the daemon keeps a library of its music directory (in its temporary directory). Off by
+        /// default, so that a scan running at start (`updating_db` in `status`) never races a test that is
+        /// not about the library.
+        var library = false
         /// More flags, as they are.
         var extraArguments: [String] = []
     }
@@ -46,6 +50,9 @@ final class RunningPlayerd {
         var arguments = [
             "--socket", self.socketPath, "--output", options.output, "--music-dir", Paths.fixtures,
             "--state-file", options.stateFile ?? self.directory + "/state", "--log-level", "debug",
+            // The library and stored playlists of this daemon alone, never the user's.
+            "--library", options.library ? self.directory + "/library.db" : "none",
+            "--playlist-dir", self.directory + "/playlists",
         ]
         if let limit = options.maxClients {
             arguments += ["--max-clients", String(limit)]

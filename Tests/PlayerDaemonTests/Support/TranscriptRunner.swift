@@ -15,7 +15,7 @@
 //                            line equal to LINE (`= wait-until ~ REGEX`: a line matching REGEX); at most
 //                            10 s, or `= wait-until 20s LINE` for another limit
 //     = client 2             switch to connection 2, opening it if needed (connection 1 opens by itself);
-//                            the runner checks a new connection's greeting, `OK MPD 0.23.0`
+//                            the runner checks a new connection's greeting, `OK MPD 0.23.5`
 //     = client 2 raw         the same, but the greeting is left for the transcript to expect with `<`
 //     = disconnect           close the current connection from our side (without `close`)
 //     = closed               the daemon must close the current connection now (only the end of input

@@ -77,7 +77,7 @@ def main(socket_path):
     client.timeout = 10
     client.idletimeout = 10
     client.connect(socket_path)
-    check(client.mpd_version == "0.23.0", "greeting version", client.mpd_version)
+    check(client.mpd_version == "0.23.5", "greeting version", client.mpd_version)
 
     status = client.status()
     check(status["state"] == "stop", "status of an empty player", status)

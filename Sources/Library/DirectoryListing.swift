@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One directory's entries as the file system has them, music or not (`listfiles`).
+public enum DirectoryListing {
+    public struct Entry: Sendable, Hashable {
+        public var name: String
+        public var isDirectory: Bool
+        public var size: Int64
+        public var mtime: Int64
+    }
+
+    /// What an unreadable directory gives.
+    public struct Failure: Error, Sendable {
+        public var reason: String
+    }
+
+    /// The entries of the directory at `path`, sorted by name; hidden ones and names that are not UTF-8
+    /// are left out.
+    public static func entries(of path: String) throws(Failure) -> [Entry] {
+        guard let handle = opendir(path) else {
+            throw Failure(reason: String(cString: strerror(errno)))
+        }
+        defer { closedir(handle) }
+        let descriptor = dirfd(handle)
+        var entries: [Entry] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String? in
+                String(validating: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let name, !name.hasPrefix(".") else { continue }
+            var info = stat()
+            guard fstatat(descriptor, name, &info, 0) == 0 else { continue }
+            let kind = info.st_mode & S_IFMT
+            guard kind == S_IFDIR || kind == S_IFREG else { continue }
+            entries.append(
+                Entry(
+                    name: name, isDirectory: kind == S_IFDIR, size: Int64(info.st_size),
+                    mtime: Int64(info.st_mtim.tv_sec)))
+        }
+        return entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+import MusicTags
+
+/// The library's SQLite file, through GRDB: the schema and its migrations, and the pool that reads
+/// while one writer commits (WAL), so that no query ever waits for a scan.
+///
+/// A file that is not a database, is corrupt, or belongs to something else is moved aside (named in the
+/// log) and a new one is made: the library is only a cache of the music directory, rebuilt by a scan.
+final class LibraryDatabase: Sendable {
+    let pool: DatabasePool
+    let path: String
+
+    /// `PRAGMA application_id` of playerd's library files ("PLYD"): a database without it is foreign.
+    static let applicationID: Int32 = 0x504C_5944
+
+    /// Opens (or creates) the database at `path`. `movedAside` is called with the path a bad file was
+    /// moved to and why.
+    init(path: String, movedAside: (String, String) -> Void = { _, _ in }) throws {
+        self.path = path
+        do {
+            self.pool = try Self.open(path)
+        } catch {
+            let aside = "\(path).broken-\(Int(Date().timeIntervalSince1970))"
+            for suffix in ["", "-wal", "-shm"] {
+                _ = rename(path + suffix, aside + suffix)
+            }
+            movedAside(aside, "\(error)")
+            self.pool = try Self.open(path)
+        }
+    }
+
+    private static func open(_ path: String) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.label = "library"
+        // Readers are few (clients' queries), each holding SQLite's page cache: keep them bounded.
+        configuration.maximumReaderCount = 4
+        // Another playerd on the same file (a second user session, tests) waits its turn to write.
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // A small page cache per connection: the library lives on disk, not in the daemon's memory.
+            try db.execute(sql: "PRAGMA cache_size = -2048")
+            db.add(function: SQLFunctions.fold)
+            db.add(function: SQLFunctions.regexp)
+        }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.writeWithoutTransaction { db in
+            // Checks that the file is a database at all, and ours: a foreign one has tables and another id.
+            let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+            if id != Self.applicationID && tables > 0 {
+                throw LibraryError.foreignDatabase
+            }
+            let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "ok"
+            if check != "ok" {
+                throw LibraryError.corrupt(check)
+            }
+            try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
+            // A crash loses at most the last transaction, never the file (WAL commits are atomic).
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        try Self.migrator.migrate(pool)
+        return pool
+    }
+
+    /// The FTS column holding tag `tag`'s folded values.
+    static func textColumn(_ tag: TagName) -> String { "t\(tag.order)" }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            let textColumns = TagName.allCases.map { Self.textColumn($0) }.joined(separator: ", ")
+            try db.execute(
+                sql: """
+                    CREATE TABLE directory (
+                        id INTEGER PRIMARY KEY,
+                        uri TEXT NOT NULL UNIQUE,
+                        parent INTEGER REFERENCES directory(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        mtime INTEGER NOT NULL,
+                        position INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX directory_by_parent ON directory(parent, name);
+                    CREATE TABLE song (
+                        id INTEGER PRIMARY KEY,
+                        directory INTEGER NOT NULL REFERENCES directory(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        uri TEXT NOT NULL UNIQUE,
+                        mtime INTEGER NOT NULL,
+                        size INTEGER NOT NULL,
+                        added INTEGER NOT NULL,
+                        duration REAL,
+                        sample_rate INTEGER,
+                        channels INTEGER,
+                        block TEXT NOT NULL
+                    );
+                    CREATE INDEX song_by_directory ON song(directory, name);
+                    CREATE TABLE tag (
+                        song INTEGER NOT NULL REFERENCES song(id) ON DELETE CASCADE,
+                        name INTEGER NOT NULL,
+                        value TEXT NOT NULL,
+                        folded TEXT NOT NULL,
+                        fallback INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX tag_by_value ON tag(name, value);
+                    CREATE INDEX tag_by_song ON tag(song, name);
+                    CREATE TABLE playlist_file (
+                        directory INTEGER NOT NULL REFERENCES directory(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        mtime INTEGER NOT NULL,
+                        PRIMARY KEY (directory, name)
+                    ) WITHOUT ROWID;
+                    CREATE VIRTUAL TABLE song_text USING fts5(\(textColumns), tokenize = 'trigram');
+                    CREATE TRIGGER song_text_delete AFTER DELETE ON song BEGIN
+                        DELETE FROM song_text WHERE rowid = old.id;
+                    END;
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }
+}
+
+/// What goes wrong with the library file itself.
+enum LibraryError: Error, CustomStringConvertible {
+    case foreignDatabase
+    case corrupt(String)
+
+    var description: String {
+        switch self {
+        case .foreignDatabase: "a database of something else, not playerd's library"
+        case .corrupt(let detail): "corrupt (\(detail))"
+        }
+    }
+}
+
+/// The SQL functions the library's queries call: folding (for `search file`) and regular expressions.
+enum SQLFunctions {
+    static let fold = DatabaseFunction("fold", argumentCount: 1, pure: true) { values in
+        String.fromDatabaseValue(values[0]).map(TextFolding.fold)
+    }
+
+    /// `regexp(PATTERN, TEXT)`: whether the pattern matches part of the text. Patterns are compiled once
+    /// per thread and kept.
+    static let regexp = DatabaseFunction("regexp", argumentCount: 2, pure: true) { values in
+        guard let pattern = String.fromDatabaseValue(values[0]), let text = String.fromDatabaseValue(values[1])
+        else { return false }
+        guard let regex = RegexCache.regex(pattern) else { return false }
+        return (try? regex.firstMatch(in: text)) != nil
+    }
+}
+
+/// Compiled regular expressions by pattern, per thread (a `Regex` is not Sendable).
+enum RegexCache {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<Box>.fromOpaque(pointer).release() }
+        }
+        return key
+    }()
+
+    private final class Box {
+        var regexes: [String: Regex<AnyRegexOutput>] = [:]
+    }
+
+    static func regex(_ pattern: String) -> Regex<AnyRegexOutput>? {
+        let box: Box
+        if let pointer = pthread_getspecific(Self.key) {
+            box = Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue()
+        } else {
+            box = Box()
+            pthread_setspecific(Self.key, Unmanaged.passRetained(box).toOpaque())
+        }
+        if let regex = box.regexes[pattern] {
+            return regex
+        }
+        guard let regex = try? Regex(pattern) else { return nil }
+        if box.regexes.count > 64 {
+            box.regexes.removeAll()
+        }
+        box.regexes[pattern] = regex
+        return regex
+    }
+}

@@ -1,0 +1,359 @@
+import ControlProtocol
+import GRDB
+import MusicTags
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Hands a long answer to the client as it grows: called whenever the answer passes `streamChunk`
+/// bytes, it sends what was written and empties the writer. It returns false when the client has gone,
+/// and the query stops.
+public typealias ResponseFlush = (inout ResponseWriter) -> Bool
+
+/// The answers `stats` gives about the library.
+public struct LibraryStats: Sendable, Hashable {
+    public var artists = 0
+    public var albums = 0
+    public var songs = 0
+    /// Seconds of music, summed.
+    public var playtime = 0
+    /// When the database last changed (Unix seconds), 0 for never.
+    public var lastUpdate: Int64 = 0
+
+    /// Figures for an empty library.
+    public init() {}
+}
+
+extension MusicLibrary {
+    /// The size past which a long answer is handed to the client before it is complete.
+    public static let streamChunk = 64 * 1024
+
+    private static let songColumns = "s.uri, s.mtime, s.duration, s.sample_rate, s.channels, s.block"
+
+    /// Writes one song block from a row of `songColumns`: `file:`, `Last-Modified`, `Format`, the tags the
+    /// client's `tagtypes` allow, `Time`, `duration`.
+    static func writeSong(_ row: Row, tagTypes: Set<TagName>, to response: inout ResponseWriter) {
+        response.field("file", row[0] as String)
+        response.field("Last-Modified", Self.timestamp(row[1]))
+        if let rate: Int = row[3], let channels: Int = row[4] {
+            response.field("Format", "\(rate):16:\(channels)")
+        }
+        let block: String = row[5]
+        if tagTypes.count == TagName.allCases.count {
+            response.appendRaw(block)
+        } else {
+            for line in block.split(separator: "\n") {
+                guard let colon = line.firstIndex(of: ":"), let tag = TagName(name: String(line[..<colon])),
+                    tagTypes.contains(tag)
+                else { continue }
+                response.appendRaw(line + "\n")
+            }
+        }
+        if let duration: Double = row[2] {
+            response.field("Time", ResponseWriter.wholeSeconds(duration))
+            response.field("duration", seconds: duration)
+        }
+    }
+
+    /// ISO 8601 in UTC, as MPD prints `Last-Modified`.
+    static func timestamp(_ seconds: Int64) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws(Ack) -> T {
+        do {
+            return try self.database.pool.read(body)
+        } catch let ack as Ack {
+            throw ack
+        } catch {
+            throw Ack(.system, "library: \(error)")
+        }
+    }
+
+    private func directoryID(_ uri: String, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT id FROM directory WHERE uri = ?", arguments: [uri])
+    }
+
+    /// Normalises a client's URI: no leading or trailing slashes (`lsinfo /` is the root).
+    public static func normalized(_ uri: String) -> String {
+        var text = Substring(uri)
+        while text.hasPrefix("/") { text = text.dropFirst() }
+        while text.hasSuffix("/") { text = text.dropLast() }
+        return String(text)
+    }
+
+    /// `lsinfo URI`: the directory's songs (full blocks), its playlist files, then its subdirectories;
+    /// for a song's URI, that song's block. Stored playlists, which the root also lists, are the caller's.
+    public func listInfo(_ uri: String, tagTypes: Set<TagName>, to response: inout ResponseWriter) throws(Ack) {
+        let uri = Self.normalized(uri)
+        try self.read { db in
+            guard let id = try self.directoryID(uri, db) else {
+                let song = try Row.fetchOne(
+                    db, sql: "SELECT \(Self.songColumns) FROM song s WHERE s.uri = ?", arguments: [uri])
+                guard let song else { throw Ack(.noExist, "No such directory") }
+                Self.writeSong(song, tagTypes: tagTypes, to: &response)
+                return
+            }
+            let songs = try Row.fetchCursor(
+                db, sql: "SELECT \(Self.songColumns) FROM song s WHERE s.directory = ? ORDER BY s.name",
+                arguments: [id])
+            while let row = try songs.next() {
+                Self.writeSong(row, tagTypes: tagTypes, to: &response)
+            }
+            let playlists = try Row.fetchCursor(
+                db, sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name", arguments: [id])
+            while let row = try playlists.next() {
+                let name: String = row[0]
+                response.field("playlist", uri.isEmpty ? name : uri + "/" + name)
+                response.field("Last-Modified", Self.timestamp(row[1]))
+            }
+            let directories = try Row.fetchCursor(
+                db, sql: "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY name", arguments: [id])
+            while let row = try directories.next() {
+                response.field("directory", row[0] as String)
+                response.field("Last-Modified", Self.timestamp(row[1]))
+            }
+        }
+    }
+
+    /// `listall URI` (`info: false`: URIs only) and `listallinfo URI` (full blocks): everything under the
+    /// URI, depth first as MPD lists it, streamed through `flush`.
+    public func listAll(
+        _ uri: String, info: Bool, tagTypes: Set<TagName>, to response: inout ResponseWriter, flush: ResponseFlush
+    ) throws(Ack) {
+        let uri = Self.normalized(uri)
+        try self.read { db in
+            guard try self.directoryID(uri, db) != nil else {
+                let song = try Row.fetchOne(
+                    db, sql: "SELECT \(Self.songColumns) FROM song s WHERE s.uri = ?", arguments: [uri])
+                guard let song else { throw Ack(.noExist, "No such directory") }
+                if info {
+                    Self.writeSong(song, tagTypes: tagTypes, to: &response)
+                } else {
+                    response.field("file", song[0] as String)
+                }
+                return
+            }
+            let range = LibraryUpdate.under("uri", uri)
+            let directories = try Row.fetchAll(
+                db, sql: "SELECT id, uri, mtime FROM directory WHERE \(range.sql) ORDER BY position",
+                arguments: range.arguments)
+            let songs = try db.cachedStatement(
+                sql: "SELECT \(Self.songColumns) FROM song s WHERE s.directory = ? ORDER BY s.name")
+            let playlists = try db.cachedStatement(
+                sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
+            for directory in directories {
+                let directoryURI: String = directory[1]
+                if directoryURI != uri {
+                    response.field("directory", directoryURI)
+                    if info { response.field("Last-Modified", Self.timestamp(directory[2])) }
+                }
+                let rows = try Row.fetchCursor(songs, arguments: [directory[0] as Int64])
+                while let row = try rows.next() {
+                    if info {
+                        Self.writeSong(row, tagTypes: tagTypes, to: &response)
+                    } else {
+                        response.field("file", row[0] as String)
+                    }
+                    if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
+                }
+                let lists = try Row.fetchCursor(playlists, arguments: [directory[0] as Int64])
+                while let row = try lists.next() {
+                    let name: String = row[0]
+                    response.field("playlist", directoryURI.isEmpty ? name : directoryURI + "/" + name)
+                    if info { response.field("Last-Modified", Self.timestamp(row[1])) }
+                }
+            }
+        }
+    }
+
+    /// `find`/`search`: the blocks of the songs the query selects, in its order and window.
+    public func find(
+        _ query: LibraryQuery, tagTypes: Set<TagName>, to response: inout ResponseWriter, flush: ResponseFlush
+    ) throws(Ack) {
+        try self.read { db in
+            let rows = try self.selectSongs(query, columns: Self.songColumns, db)
+            while let row = try rows.next() {
+                Self.writeSong(row, tagTypes: tagTypes, to: &response)
+                if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
+            }
+        }
+    }
+
+    /// The URIs of the songs the query selects, in its order and window (`findadd`, `searchadd`).
+    public func songURIs(_ query: LibraryQuery) throws(Ack) -> [String] {
+        try self.read { db in try self.songURIs(query, db) }
+    }
+
+    private func songURIs(_ query: LibraryQuery, _ db: Database) throws -> [String] {
+        var uris: [String] = []
+        let rows = try self.selectSongs(query, columns: "s.uri", db)
+        while let row = try rows.next() {
+            uris.append(row[0])
+        }
+        return uris
+    }
+
+    private func selectSongs(_ query: LibraryQuery, columns: String, _ db: Database) throws -> RowCursor {
+        let condition = FilterSQL.condition(query.filter)
+        let order = FilterSQL.order(query.sort)
+        var sql = """
+            SELECT \(columns) FROM song s JOIN directory d ON d.id = s.directory
+            WHERE \(condition.sql) ORDER BY \(order.sql)
+            """
+        var arguments = condition.arguments + order.arguments
+        if let window = query.window {
+            sql += " LIMIT ? OFFSET ?"
+            arguments.append((window.end.map { max(0, $0 - window.start) } ?? -1).databaseValue)
+            arguments.append(window.start.databaseValue)
+        }
+        return try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+    }
+
+    /// The songs the library holds under `uri` (a directory, or one song), in listing order; nil when the
+    /// library knows no such URI.
+    public func songURIs(under uri: String) throws(Ack) -> [String]? {
+        let uri = Self.normalized(uri)
+        return try self.read { db in
+            if try self.directoryID(uri, db) == nil {
+                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM song WHERE uri = ?", arguments: [uri]) ?? false
+                return exists ? [uri] : nil
+            }
+            return try self.songURIs(LibraryQuery(filter: uri.isEmpty ? nil : .base(uri)), db)
+        }
+    }
+
+    /// `list TYPE [FILTER] [group TAG]...`: the distinct values, byte-sorted, grouped; songs lacking a
+    /// tag contribute "" as in MPD.
+    public func list(
+        _ subject: ListSubject, query: LibraryQuery, to response: inout ResponseWriter, flush: ResponseFlush
+    ) throws(Ack) {
+        try self.read { db in
+            let condition = FilterSQL.condition(query.filter)
+            guard case .tag(let tag) = subject else {
+                let rows = try self.selectSongs(query, columns: "s.uri", db)
+                while let row = try rows.next() {
+                    response.field("file", row[0] as String)
+                    if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
+                }
+                return
+            }
+            // Every (group values..., value) tuple the matching songs make, outermost group first.
+            let levels = query.groups.reversed() + [tag]
+            var songValues: [Int64: [TagName: [String]]] = [:]
+            var matching: [Int64] = []
+            let songs = try Row.fetchCursor(
+                db, sql: "SELECT s.id FROM song s WHERE \(condition.sql)",
+                arguments: StatementArguments(condition.arguments))
+            while let row = try songs.next() {
+                matching.append(row[0])
+            }
+            if levels.count == 1 && query.filter == nil {
+                // The common `list Artist`: straight from the index.
+                let values = try String.fetchAll(
+                    db, sql: "SELECT DISTINCT value FROM tag WHERE name = ? ORDER BY value", arguments: [tag.order])
+                let tagged =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(DISTINCT song) FROM tag WHERE name = ?", arguments: [tag.order]) ?? 0
+                if tagged < matching.count { response.field(tag.rawValue, "") }
+                for value in values { response.field(tag.rawValue, value) }
+                return
+            }
+            let names = Set(levels).map { String($0.order) }.joined(separator: ",")
+            let rows = try Row.fetchCursor(db, sql: "SELECT song, name, value FROM tag WHERE name IN (\(names))")
+            let wanted = Set(matching)
+            while let row = try rows.next() {
+                let song: Int64 = row[0]
+                guard wanted.contains(song), let name = TagName.allCases.first(where: { $0.order == row[1] as Int })
+                else { continue }
+                songValues[song, default: [:]][name, default: []].append(row[2])
+            }
+            var tuples: Set<[String]> = []
+            for song in matching {
+                var partial: [[String]] = [[]]
+                for level in levels {
+                    let values = songValues[song]?[level] ?? [""]
+                    partial = partial.flatMap { prefix in values.map { prefix + [$0] } }
+                }
+                tuples.formUnion(partial)
+            }
+            let sorted = tuples.sorted { left, right in
+                for (a, b) in zip(left, right) where a != b {
+                    return a.utf8.lexicographicallyPrecedes(b.utf8)
+                }
+                return false
+            }
+            var previous: [String]?
+            for tuple in sorted {
+                for (index, level) in levels.enumerated().dropLast()
+                where previous == nil || previous![...index] != tuple[...index] {
+                    response.field(level.rawValue, tuple[index])
+                }
+                response.field(tag.rawValue, tuple[tuple.count - 1])
+                previous = tuple
+                if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
+            }
+        }
+    }
+
+    /// `count FILTER [group TAG]`: songs and whole seconds of music, per value of the group's tag.
+    public func count(_ query: LibraryQuery, to response: inout ResponseWriter) throws(Ack) {
+        try self.read { db in
+            let condition = FilterSQL.condition(query.filter)
+            guard let group = query.groups.last else {
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT count(*), total(s.duration) FROM song s WHERE \(condition.sql)",
+                    arguments: StatementArguments(condition.arguments))
+                response.field("songs", row?[0] as Int? ?? 0)
+                response.field("playtime", Int(row?[1] as Double? ?? 0))
+                return
+            }
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT coalesce(t.value, ''), count(DISTINCT s.id), total(s.duration) FROM song s
+                    LEFT JOIN tag t ON t.song = s.id AND t.name = ?
+                    WHERE \(condition.sql) GROUP BY 1 ORDER BY 1
+                    """,
+                arguments: StatementArguments([group.order.databaseValue] + condition.arguments))
+            for row in rows {
+                response.field(group.rawValue, row[0] as String)
+                response.field("songs", row[1] as Int)
+                response.field("playtime", Int(row[2] as Double))
+            }
+        }
+    }
+
+    /// Reads the figures `stats` shows, as the last update stored them.
+    func readStats() throws -> LibraryStats {
+        try self.database.pool.read { db in
+            var stats = LibraryStats()
+            let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM meta")
+            for row in rows {
+                let value: Int64 = row[1] ?? 0
+                switch row[0] as String {
+                case "artists": stats.artists = Int(value)
+                case "albums": stats.albums = Int(value)
+                case "songs": stats.songs = Int(value)
+                case "db_playtime": stats.playtime = Int(value)
+                case "db_update": stats.lastUpdate = value
+                default: break
+                }
+            }
+            return stats
+        }
+    }
+
+    /// The directory and name of the cover or song at `uri`, for `albumart`: the file-system directory
+    /// that holds it.
+    public func path(of uri: String) -> String {
+        let uri = Self.normalized(uri)
+        return uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri
+    }
+}

@@ -1,0 +1,350 @@
+import Audio
+import Dispatch
+import GRDB
+import MusicTags
+import PlayerCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What one update did.
+public struct UpdateReport: Sendable, Hashable {
+    public var added = 0
+    public var updated = 0
+    public var removed = 0
+    /// Files and directories that could not be read, with the reason.
+    public var skipped: [String] = []
+    /// Whether the walk was cancelled (the daemon is stopping) before it finished.
+    public var cancelled = false
+
+    /// Whether the database changed.
+    public var changed: Bool { self.added + self.updated + self.removed > 0 }
+}
+
+/// Brings the database in line with the music directory under one URI: new and changed files (by
+/// modification time and size) are read, vanished ones leave, the rest cost a `stat`.
+///
+/// Songs are written in batches, each in its own transaction, so that a scan killed half-way leaves a
+/// consistent database holding what it had read, and the next update finishes the job.
+struct LibraryUpdate {
+    let database: LibraryDatabase
+    let musicDirectory: String
+    let cancellation: WalkCancellation?
+    /// Called with each batch's figures as it is committed, for progress reports.
+    var progress: (@Sendable (UpdateReport) -> Void)?
+
+    /// Songs read and written per transaction.
+    static let batchSize = 512
+
+    private struct Known {
+        var directories: [String: (id: Int64, mtime: Int64)] = [:]
+        var songs: [String: (mtime: Int64, size: Int64)] = [:]
+        var playlists: [String: Int64] = [:]
+    }
+
+    /// Runs the update of `uri` ("" for everything); `rescan` reads every file again.
+    func run(uri: String, rescan: Bool) throws -> UpdateReport {
+        var report = UpdateReport()
+        let path = uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri
+        var info = stat()
+        let exists = stat(path, &info) == 0
+        if exists && info.st_mode & S_IFMT == S_IFREG {
+            return try self.updateFile(uri: uri, info: info, rescan: rescan)
+        }
+        var walk = LibraryWalk(musicDirectory: self.musicDirectory, cancellation: self.cancellation)
+        if exists {
+            guard walk.walk(uri) else {
+                report.cancelled = true
+                return report
+            }
+        }
+        report.skipped = walk.skipped.map { "\($0.path): \($0.reason)" }
+        let known = try self.known(under: uri)
+        let walked = walk.directories
+
+        // Directories and songs that vanished leave first; cascades take their songs and tags.
+        let vanishedDirectories = known.directories.keys.filter { walked[$0] == nil && !($0.isEmpty && uri.isEmpty) }
+        let vanishedSongs = known.songs.keys.filter { songURI in
+            let (directoryURI, name) = Self.split(songURI)
+            return walked[directoryURI]?.songs[name] == nil
+        }
+        var toRead: [(uri: String, directoryURI: String, name: String, mtime: Int64, size: Int64)] = []
+        for (directoryURI, directory) in walked {
+            for (name, file) in directory.songs {
+                let songURI = directoryURI.isEmpty ? name : directoryURI + "/" + name
+                if rescan || known.songs[songURI].map({ $0 != (file.mtime, file.size) }) ?? true {
+                    toRead.append((songURI, directoryURI, name, file.mtime, file.size))
+                }
+            }
+        }
+        // Read in the order the walk saw them: directories stay together in a batch.
+        toRead.sort { $0.uri.utf8.lexicographicallyPrecedes($1.uri.utf8) }
+        let directoryChanges = walked.contains { uri, directory in
+            known.directories[uri].map { $0.mtime != directory.mtime } ?? true
+        }
+        let playlistsChanged =
+            walked.contains { directoryURI, directory in
+                directory.playlists.contains { name, mtime in
+                    known.playlists[directoryURI.isEmpty ? name : directoryURI + "/" + name] != mtime
+                }
+            }
+            || known.playlists.contains { playlistURI, _ in
+                let (directoryURI, name) = Self.split(playlistURI)
+                return walked[directoryURI]?.playlists[name] == nil
+            }
+
+        if !vanishedDirectories.isEmpty || !vanishedSongs.isEmpty || directoryChanges || playlistsChanged {
+            try self.database.pool.write { db in
+                for songURI in vanishedSongs {
+                    try db.execute(sql: "DELETE FROM song WHERE uri = ?", arguments: [songURI])
+                }
+                for directoryURI in vanishedDirectories {
+                    try db.execute(sql: "DELETE FROM directory WHERE uri = ?", arguments: [directoryURI])
+                }
+                try Self.writeDirectories(walked, root: uri, db: db)
+            }
+            report.removed = vanishedSongs.count
+        }
+
+        // Read and write in batches; reading uses both cores.
+        var start = 0
+        let now = Int64(time(nil))
+        while start < toRead.count {
+            if self.cancellation?.isCancelled == true {
+                report.cancelled = true
+                break
+            }
+            let batch = Array(toRead[start..<min(start + Self.batchSize, toRead.count)])
+            start += batch.count
+            let results = Self.readConcurrently(
+                batch.map { item in
+                    (self.musicDirectory + "/" + item.uri, item)
+                })
+            var records: [SongRecord] = []
+            for result in results {
+                switch result {
+                case .success(let record): records.append(record)
+                case .failure(let failure): report.skipped.append(failure.description)
+                }
+            }
+            var added = 0
+            var updated = 0
+            try self.database.pool.write { db in
+                for record in records {
+                    if known.songs[record.uri] != nil {
+                        updated += 1
+                    } else {
+                        added += 1
+                    }
+                    try Self.write(record, added: now, db: db)
+                }
+            }
+            report.added += added
+            report.updated += updated
+            self.progress?(report)
+        }
+        if report.changed || directoryChanges {
+            try self.database.pool.write { db in try Self.refreshDerived(db, now: now, changed: report.changed) }
+        }
+        return report
+    }
+
+    /// Updates one file.
+    private func updateFile(uri: String, info: stat, rescan: Bool) throws -> UpdateReport {
+        var report = UpdateReport()
+        let (directoryURI, name) = Self.split(uri)
+        guard Self.isSong(name) else { return report }
+        let mtime = Int64(info.st_mtim.tv_sec)
+        let size = Int64(info.st_size)
+        let existing = try self.database.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT mtime, size FROM song WHERE uri = ?", arguments: [uri])
+        }
+        if !rescan, let existing, existing[0] as Int64 == mtime, existing[1] as Int64 == size {
+            return report
+        }
+        do {
+            let record = try SongRecord.read(
+                path: self.musicDirectory + "/" + uri, uri: uri, directoryURI: directoryURI, name: name, mtime: mtime,
+                size: size)
+            let now = Int64(time(nil))
+            try self.database.pool.write { db in
+                try Self.ensureDirectory(directoryURI, db: db)
+                try Self.write(record, added: now, db: db)
+                try Self.refreshDerived(db, now: now, changed: true)
+            }
+            if existing == nil { report.added = 1 } else { report.updated = 1 }
+        } catch let error as DecoderError {
+            report.skipped.append(error.description)
+        }
+        return report
+    }
+
+    private static func isSong(_ name: String) -> Bool { LibraryWalk.hasSuffix(name, ".mp3") }
+
+    /// Splits a URI into its directory's URI and its name.
+    static func split(_ uri: String) -> (directory: String, name: String) {
+        guard let slash = uri.utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", uri) }
+        return (String(uri[..<slash]), String(uri[uri.utf8.index(after: slash)...]))
+    }
+
+    /// The range condition for URIs under `uri`: `uri` itself and `uri/...`.
+    static func under(_ column: String, _ uri: String) -> (sql: String, arguments: StatementArguments) {
+        guard !uri.isEmpty else { return ("1", []) }
+        return ("(\(column) = ? OR (\(column) >= ? AND \(column) < ?))", [uri, uri + "/", uri + "0"])
+    }
+
+    private func known(under uri: String) throws -> Known {
+        try self.database.pool.read { db in
+            var known = Known()
+            let directories = Self.under("uri", uri)
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT uri, id, mtime FROM directory WHERE \(directories.sql)",
+                arguments: directories.arguments)
+            while let row = try rows.next() {
+                known.directories[row[0]] = (row[1], row[2])
+            }
+            let songs = Self.under("uri", uri)
+            let songRows = try Row.fetchCursor(
+                db, sql: "SELECT uri, mtime, size FROM song WHERE \(songs.sql)", arguments: songs.arguments)
+            while let row = try songRows.next() {
+                known.songs[row[0]] = (row[1], row[2])
+            }
+            let playlistRows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT d.uri, p.name, p.mtime FROM playlist_file p JOIN directory d ON d.id = p.directory
+                    WHERE \(directories.sql.replacingOccurrences(of: "uri", with: "d.uri"))
+                    """, arguments: directories.arguments)
+            while let row = try playlistRows.next() {
+                let directoryURI: String = row[0]
+                let name: String = row[1]
+                known.playlists[directoryURI.isEmpty ? name : directoryURI + "/" + name] = row[2]
+            }
+            return known
+        }
+    }
+
+    /// Makes sure a directory row exists for `uri` and each of its ancestors; returns its id.
+    @discardableResult
+    static func ensureDirectory(_ uri: String, db: Database) throws -> Int64 {
+        if let id = try Int64.fetchOne(db, sql: "SELECT id FROM directory WHERE uri = ?", arguments: [uri]) {
+            return id
+        }
+        let parent: Int64? = uri.isEmpty ? nil : try Self.ensureDirectory(Self.split(uri).directory, db: db)
+        try db.execute(
+            sql: "INSERT INTO directory (uri, parent, name, mtime) VALUES (?, ?, ?, 0)",
+            arguments: [uri, parent, Self.split(uri).name])
+        return db.lastInsertedRowID
+    }
+
+    /// Writes the walked directories (their rows and mtimes, and their playlist files).
+    private static func writeDirectories(_ walked: [String: WalkedDirectory], root: String, db: Database) throws {
+        // Parents before children: sorted URIs put "A" before "A/B".
+        for uri in walked.keys.sorted() {
+            let directory = walked[uri]!
+            let id = try Self.ensureDirectory(uri, db: db)
+            try db.execute(sql: "UPDATE directory SET mtime = ? WHERE id = ?", arguments: [directory.mtime, id])
+            try db.execute(sql: "DELETE FROM playlist_file WHERE directory = ?", arguments: [id])
+            for (name, mtime) in directory.playlists {
+                try db.execute(
+                    sql: "INSERT INTO playlist_file (directory, name, mtime) VALUES (?, ?, ?)",
+                    arguments: [id, name, mtime])
+            }
+        }
+    }
+
+    /// Inserts or replaces one song with its tags and full-text row. A song read again keeps the time
+    /// it was first added.
+    static func write(_ record: SongRecord, added now: Int64, db: Database) throws {
+        let directory = try Self.ensureDirectory(record.directoryURI, db: db)
+        let previous = try Row.fetchOne(
+            db, sql: "SELECT id, added FROM song WHERE uri = ?", arguments: [record.uri])
+        let added: Int64 = previous?[1] ?? now
+        if let id: Int64 = previous?[0] {
+            try db.execute(sql: "DELETE FROM song WHERE id = ?", arguments: [id])
+        }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            directory, record.name, record.uri, record.mtime, record.size, added, record.duration,
+            record.sampleRate, record.channels, record.block,
+        ])
+        let song = db.lastInsertedRowID
+        let insertTag = try db.cachedStatement(
+            sql: "INSERT INTO tag (song, name, value, folded, fallback) VALUES (?, ?, ?, ?, ?)")
+        var texts: [DatabaseValueConvertible?] = [song]
+        for tag in TagName.allCases {
+            let (values, fallback) = record.effectiveValues(tag)
+            var folded: [String] = []
+            for value in values {
+                let foldedValue = TextFolding.fold(value)
+                folded.append(foldedValue)
+                try insertTag.execute(arguments: [song, tag.order, value, foldedValue, fallback])
+            }
+            texts.append(folded.isEmpty ? nil : folded.joined(separator: "\u{1F}"))
+        }
+        let placeholders = Array(repeating: "?", count: TagName.allCases.count).joined(separator: ", ")
+        try db.cachedStatement(sql: "INSERT INTO song_text (rowid, \(Self.textColumns)) VALUES (?, \(placeholders))")
+            .execute(arguments: StatementArguments(texts))
+    }
+
+    static let textColumns = TagName.allCases.map { LibraryDatabase.textColumn($0) }.joined(separator: ", ")
+
+    /// Recomputes what is derived from the whole tree: each directory's place in MPD's listing order
+    /// (depth first, names in byte order), and the figures `stats` shows.
+    static func refreshDerived(_ db: Database, now: Int64, changed: Bool) throws {
+        var children: [Int64?: [(id: Int64, name: String)]] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent, name FROM directory")
+        while let row = try rows.next() {
+            children[row[1] as Int64?, default: []].append((row[0], row[2]))
+        }
+        var position = 0
+        var pending: [Int64] = (children[nil] ?? []).map(\.id)
+        let update = try db.cachedStatement(sql: "UPDATE directory SET position = ? WHERE id = ? AND position != ?")
+        while let id = pending.popLast() {
+            try update.execute(arguments: [position, id, position])
+            position += 1
+            let sorted = (children[id] ?? []).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            pending.append(contentsOf: sorted.reversed().map(\.id))
+        }
+        if changed {
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('db_update', ?)", arguments: [now])
+            // `stats` reads these rather than counting 100,000 songs for every client that asks.
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO meta (key, value) VALUES
+                    ('artists', (SELECT count(DISTINCT value) FROM tag WHERE name = ? AND fallback = 0)),
+                    ('albums', (SELECT count(DISTINCT value) FROM tag WHERE name = ? AND fallback = 0)),
+                    ('songs', (SELECT count(*) FROM song)),
+                    ('db_playtime', (SELECT CAST(total(duration) AS INTEGER) FROM song))
+                    """, arguments: [TagName.artist.order, TagName.album.order])
+        }
+    }
+
+    /// Reads files on every core, results in the order given.
+    private static func readConcurrently(
+        _ items: [(path: String, item: (uri: String, directoryURI: String, name: String, mtime: Int64, size: Int64))]
+    ) -> [Result<SongRecord, DecoderError>] {
+        let results = Mutex<[Result<SongRecord, DecoderError>?]>(Array(repeating: nil, count: items.count))
+        let workers = max(1, min(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 8))
+        let chunk = (items.count + workers - 1) / workers
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let range = (worker * chunk)..<min(items.count, (worker + 1) * chunk)
+            for index in range {
+                let (path, item) = items[index]
+                let result = Result { () throws(DecoderError) in
+                    try SongRecord.read(
+                        path: path, uri: item.uri, directoryURI: item.directoryURI, name: item.name, mtime: item.mtime,
+                        size: item.size)
+                }
+                results.withLock { $0[index] = result }
+            }
+        }
+        return results.withLock { $0.map { $0! } }
+    }
+}

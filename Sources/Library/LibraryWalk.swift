@@ -1,0 +1,141 @@
+import CStatFS
+import PlayerCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a directory of the music tree holds, as the walk saw it.
+struct WalkedDirectory {
+    var mtime: Int64
+    /// MP3 files by name: modification time and size.
+    var songs: [String: (mtime: Int64, size: Int64)] = [:]
+    /// Playlist files (`.m3u`, `.m3u8`) by name: modification time.
+    var playlists: [String: Int64] = [:]
+    /// Subdirectories by name.
+    var subdirectories: [String] = []
+}
+
+/// A bounded walk of the music directory, with the rules every walk in playerd keeps: no directory is
+/// entered twice (symlink loops end), kernel file systems are not entered, unreadable entries are
+/// skipped and named, and cancellation is checked as it goes.
+struct LibraryWalk {
+    let musicDirectory: String
+    let cancellation: WalkCancellation?
+    /// The directories seen, by URI ("" is the music directory itself).
+    private(set) var directories: [String: WalkedDirectory] = [:]
+    /// What could not be read, with the reason: named once in the log, counted in the update's result.
+    private(set) var skipped: [(path: String, reason: String)] = []
+    private var visited: Set<FileKey> = []
+    /// The kernel file system of each device met, or nil for a real one: one `statfs` per device.
+    private var kernelFileSystems: [UInt64: String?] = [:]
+
+    private struct FileKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    init(musicDirectory: String, cancellation: WalkCancellation? = nil) {
+        self.musicDirectory = musicDirectory
+        self.cancellation = cancellation
+    }
+
+    /// The file-system path of `uri`.
+    func path(of uri: String) -> String {
+        uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri
+    }
+
+    /// Walks the directory at `uri` and everything under it. Returns false when the walk was cancelled.
+    mutating func walk(_ uri: String) -> Bool {
+        var info = stat()
+        let path = self.path(of: uri)
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            return true
+        }
+        var pending: [(uri: String, info: stat)] = [(uri, info)]
+        while let (uri, info) = pending.popLast() {
+            if self.cancellation?.isCancelled == true { return false }
+            let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            guard self.visited.insert(key).inserted else { continue }
+            let children = self.read(uri, info)
+            // Depth-first, in name order: pushed in reverse so that the first name is walked first.
+            pending.append(contentsOf: children.reversed())
+        }
+        return true
+    }
+
+    /// Reads one directory, records it, and returns its subdirectories to walk.
+    private mutating func read(_ uri: String, _ info: stat) -> [(uri: String, info: stat)] {
+        let path = self.path(of: uri)
+        let device = UInt64(info.st_dev)
+        if self.kernelFileSystems[device] == nil {
+            var statfsInfo = statfs()
+            self.kernelFileSystems[device] =
+                statfs(path, &statfsInfo) == 0 ? KernelFileSystem.name(ofType: Int64(statfsInfo.f_type)) : nil
+        }
+        if let kernel = self.kernelFileSystems[device] ?? nil {
+            self.skipped.append((path, "a kernel file system (\(kernel)), which holds no music"))
+            return []
+        }
+        guard let handle = opendir(path) else {
+            self.skipped.append((path, String(cString: strerror(errno))))
+            return []
+        }
+        defer { closedir(handle) }
+        let descriptor = dirfd(handle)
+        var directory = WalkedDirectory(mtime: Int64(info.st_mtim.tv_sec))
+        var subdirectories: [(uri: String, info: stat)] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String? in
+                let bytes = raw.prefix { $0 != 0 }
+                return String(validating: bytes, as: UTF8.self)
+            }
+            guard let name else {
+                // Not UTF-8: the protocol cannot name it. Reported, not silently dropped.
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+                let shown = bytes.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }
+                self.skipped.append((path + "/" + shown.joined(), "the name is not UTF-8"))
+                continue
+            }
+            if name == "." || name == ".." || name.hasPrefix(".") { continue }
+            let type = Int32(entry.pointee.d_type)
+            let isSong = Self.hasSuffix(name, ".mp3")
+            let isPlaylist = Self.hasSuffix(name, ".m3u") || Self.hasSuffix(name, ".m3u8")
+            // A regular file that is neither costs no stat: readdir said what it is.
+            if type == DT_REG && !isSong && !isPlaylist { continue }
+            var child = stat()
+            guard fstatat(descriptor, name, &child, 0) == 0 else {
+                if type == DT_LNK { continue }  // a dangling symlink
+                self.skipped.append((path + "/" + name, String(cString: strerror(errno))))
+                continue
+            }
+            let childURI = uri.isEmpty ? name : uri + "/" + name
+            switch child.st_mode & S_IFMT {
+            case S_IFDIR:
+                directory.subdirectories.append(name)
+                subdirectories.append((childURI, child))
+            case S_IFREG where isSong:
+                guard access(path + "/" + name, R_OK) == 0 else {
+                    self.skipped.append((path + "/" + name, String(cString: strerror(errno))))
+                    continue
+                }
+                directory.songs[name] = (Int64(child.st_mtim.tv_sec), Int64(child.st_size))
+            case S_IFREG where isPlaylist:
+                directory.playlists[name] = Int64(child.st_mtim.tv_sec)
+            default:
+                break
+            }
+        }
+        directory.subdirectories.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        subdirectories.sort { $0.uri.utf8.lexicographicallyPrecedes($1.uri.utf8) }
+        self.directories[uri] = directory
+        return subdirectories
+    }
+
+    /// Whether `name` ends in `suffix` (lowercase ASCII), in any case.
+    static func hasSuffix(_ name: String, _ suffix: String) -> Bool {
+        let tail = name.utf8.suffix(suffix.utf8.count)
+        guard tail.count == suffix.utf8.count else { return false }
+        return zip(tail, suffix.utf8).allSatisfy { byte, wanted in byte | 0x20 == wanted || byte == wanted }
+    }
+}

@@ -1,0 +1,141 @@
+import Dispatch
+import Foundation
+import GRDB
+import PlayerCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The music library: the database of the music directory's songs, kept current by update jobs that
+/// run one at a time on a thread of their own while queries answer from the last committed state.
+public final class MusicLibrary: Sendable {
+    /// What the library tells the daemon about its jobs.
+    public enum Event: Sendable {
+        /// Job `id` started.
+        case updateStarted(id: Int)
+        /// Job `id` finished; `report.changed` says whether the database changed.
+        case updateFinished(id: Int, report: UpdateReport)
+        /// Something worth one line in the log (a file moved aside, a skipped file, a failed job).
+        case notice(String)
+    }
+
+    /// The music directory, without a trailing slash.
+    public let musicDirectory: String
+    let database: LibraryDatabase
+    private let events: @Sendable (Event) -> Void
+    private let jobs = Mutex(JobQueue())
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let cancellation = WalkCancellation()
+    private let cachedStats = Mutex(LibraryStats())
+
+    /// The figures `stats` shows, as of the last update that finished.
+    public var stats: LibraryStats { self.cachedStats.withLock { $0 } }
+
+    /// At most this many jobs wait, as in MPD; the next `update` is refused with ACK 54.
+    public static let maximumQueuedJobs = 32
+
+    private struct JobQueue {
+        var nextID = 1
+        var queued: [(id: Int, uri: String, rescan: Bool)] = []
+        var running: Int?
+        var stopped = false
+    }
+
+    /// Opens the database at `databasePath` for the music in `musicDirectory` and starts the thread
+    /// that runs update jobs. `events` is called from that thread.
+    public init(
+        musicDirectory: String, databasePath: String, events: @escaping @Sendable (Event) -> Void
+    ) throws {
+        var directory = musicDirectory
+        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
+        self.musicDirectory = directory
+        self.events = events
+        Self.makeParentDirectory(of: databasePath)
+        self.database = try LibraryDatabase(path: databasePath) { aside, reason in
+            events(.notice("library \(databasePath): \(reason); moved aside to \(aside) and rebuilt"))
+        }
+        if let stats = try? self.readStats() {
+            self.cachedStats.withLock { $0 = stats }
+        }
+        let thread = Thread { [self] in self.runJobs() }
+        thread.start()
+    }
+
+    private static func makeParentDirectory(of path: String) {
+        var parent = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: false).dropLast() {
+            parent += parent.isEmpty && component.isEmpty ? "/" : (parent.hasSuffix("/") ? "" : "/") + component
+            if !parent.isEmpty && parent != "/" { mkdir(parent, 0o755) }
+        }
+    }
+
+    /// Queues an update of `uri` ("" for everything) and returns its job id, which `status` shows as
+    /// `updating_db` while it runs. A request for what a queued job already covers joins it, as in MPD.
+    public func update(_ uri: String, rescan: Bool = false) throws(UpdateRefusal) -> Int {
+        let id = try self.jobs.withLock { jobs throws(UpdateRefusal) -> Int in
+            if let same = jobs.queued.first(where: { $0.uri == uri && $0.rescan == rescan }) {
+                return same.id
+            }
+            guard jobs.queued.count < Self.maximumQueuedJobs else { throw UpdateRefusal.queueFull }
+            let id = jobs.nextID
+            jobs.nextID = jobs.nextID == Int(Int32.max) ? 1 : jobs.nextID + 1
+            jobs.queued.append((id, uri, rescan))
+            return id
+        }
+        self.wakeUp.signal()
+        return id
+    }
+
+    /// Why an update was not queued.
+    public enum UpdateRefusal: Error, Sendable {
+        case queueFull
+    }
+
+    /// The job running now, if any: `status` shows it as `updating_db`.
+    public var runningJob: Int? {
+        self.jobs.withLock { $0.running ?? $0.queued.first?.id }
+    }
+
+    /// Stops the job thread: the running job stops at its next batch (what it wrote stays).
+    public func shutdown() {
+        self.jobs.withLock { $0.stopped = true }
+        self.cancellation.cancel()
+        self.wakeUp.signal()
+    }
+
+    private func runJobs() {
+        while true {
+            self.wakeUp.wait()
+            while let job = self.jobs.withLock({ jobs -> (id: Int, uri: String, rescan: Bool)? in
+                guard !jobs.stopped, !jobs.queued.isEmpty else { return nil }
+                let job = jobs.queued.removeFirst()
+                jobs.running = job.id
+                return job
+            }) {
+                self.events(.updateStarted(id: job.id))
+                var report = UpdateReport()
+                do {
+                    let update = LibraryUpdate(
+                        database: self.database, musicDirectory: self.musicDirectory, cancellation: self.cancellation)
+                    report = try update.run(uri: job.uri, rescan: job.rescan)
+                } catch {
+                    self.events(.notice("library update of \"\(job.uri)\" failed: \(error)"))
+                }
+                for skipped in report.skipped.prefix(100) {
+                    self.events(.notice("library: skipped \(skipped)"))
+                }
+                if report.skipped.count > 100 {
+                    self.events(.notice("library: skipped \(report.skipped.count - 100) more"))
+                }
+                if report.changed, let stats = try? self.readStats() {
+                    self.cachedStats.withLock { $0 = stats }
+                }
+                self.jobs.withLock { $0.running = nil }
+                self.events(.updateFinished(id: job.id, report: report))
+            }
+            if self.jobs.withLock({ $0.stopped }) { return }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import ControlProtocol
+import Dispatch
+import NIOCore
+import Synchronization
+
+/// Sends a long answer to its client in pieces while the command is still writing it (`listallinfo` of
+/// 100,000 songs is 27 MB), so that the daemon's memory stays bounded whatever the answer's size.
+///
+/// `send` blocks its thread (one of the file-system work threads) until the piece is in the socket: a
+/// client reading slowly slows only its own answer. One that reads nothing for `stallLimit` is
+/// disconnected rather than allowed to hold a thread for ever.
+final class ResponseStream: Sendable {
+    private let channel: Channel
+    /// How long a client may leave a piece unread.
+    static let stallLimit: DispatchTimeInterval = .seconds(60)
+
+    init(channel: Channel) {
+        self.channel = channel
+    }
+
+    /// Writes what `response` holds to the client, empties it, and returns whether the client is still
+    /// there to read more.
+    func send(_ response: inout ResponseWriter) -> Bool {
+        guard !response.isEmpty else { return self.channel.isActive }
+        let buffer = self.channel.allocator.buffer(bytes: response.bytes)
+        response.removeAll()
+        let written = DispatchSemaphore(value: 0)
+        let box = Box()
+        self.channel.writeAndFlush(buffer).whenComplete { result in
+            if case .success = result { box.flag.store(true, ordering: .relaxed) }
+            written.signal()
+        }
+        guard written.wait(timeout: .now() + Self.stallLimit) == .success else {
+            self.channel.close(promise: nil)
+            return false
+        }
+        return box.flag.load(ordering: .relaxed)
+    }
+
+    private final class Box: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+}

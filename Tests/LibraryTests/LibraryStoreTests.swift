@@ -1,0 +1,218 @@
+import ControlProtocol
+import Foundation
+import GRDB
+import MusicTags
+import Testing
+
+@testable import Library
+
+/// A music tree made of the repository's tagged fixtures, scanned into a fresh database.
+final class ScannedTree {
+    let root: String
+    let music: String
+    let database: LibraryDatabase
+    let library: MusicLibrary
+
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures").path
+
+    /// root.mp3 (no tags), A/x.mp3 (ID3v2.3: Björk & Sigur Rós), A/B/y.mp3 (ID3v2.4: Мумий Тролль),
+    /// C/z.mp3 (ID3v1: Sigur Rós), C/empty.mp3 (zero bytes), notes.txt.
+    init() throws {
+        self.root = NSTemporaryDirectory() + "library-test-" + UUID().uuidString
+        self.music = self.root + "/music"
+        let files = [
+            ("root.mp3", "stereo-44k-cbr.mp3"), ("A/x.mp3", "tagged-id3v23.mp3"), ("A/B/y.mp3", "tagged-id3v24.mp3"),
+            ("C/z.mp3", "tagged-id3v1.mp3"), ("C/empty.mp3", "empty.mp3"),
+        ]
+        for (name, fixture) in files {
+            let path = self.music + "/" + name
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Self.fixtures + "/" + fixture, toPath: path)
+        }
+        try "not music".write(toFile: self.music + "/notes.txt", atomically: true, encoding: .utf8)
+        self.library = try MusicLibrary(musicDirectory: self.music, databasePath: self.root + "/library.db") { _ in }
+        self.database = self.library.database
+    }
+
+    /// Runs an update of `uri` to its end on the calling thread.
+    func update(_ uri: String = "", rescan: Bool = false) throws -> UpdateReport {
+        try LibraryUpdate(database: self.database, musicDirectory: self.music, cancellation: nil)
+            .run(uri: uri, rescan: rescan)
+    }
+
+    deinit {
+        self.library.shutdown()
+        try? FileManager.default.removeItem(atPath: self.root)
+    }
+
+    /// The answer a query writes, as text.
+    func answer(_ body: (inout ResponseWriter) throws(Ack) -> Void) throws -> String {
+        var response = ResponseWriter()
+        try body(&response)
+        return response.text
+    }
+
+    /// The `file:` lines of an answer, in order.
+    static func files(_ text: String) -> [String] {
+        text.split(separator: "\n").filter { $0.hasPrefix("file: ") }.map { String($0.dropFirst(6)) }
+    }
+}
+
+@Suite struct LibraryStoreTests {
+    let all = Set(TagName.allCases)
+
+    @Test func scansNewFilesSkipsBrokenOnesAndCountsThem() throws {
+        let tree = try ScannedTree()
+        let report = try tree.update()
+        #expect(report.added == 4)
+        #expect(report.skipped.count == 1)
+        #expect(report.skipped.first?.contains("empty.mp3") == true)
+        #expect(try tree.library.readStats().songs == 4)
+        #expect(try tree.library.readStats().artists == 3)
+    }
+
+    @Test func aSecondUpdateReadsNothingAndSeesChangesAndRemovals() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        let unchanged = try tree.update()
+        #expect(!unchanged.changed)
+        // A new mtime makes a file read again; a removed file leaves.
+        let later = Date(timeIntervalSinceNow: 60)
+        try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: tree.music + "/A/x.mp3")
+        try FileManager.default.removeItem(atPath: tree.music + "/C/z.mp3")
+        let changed = try tree.update()
+        #expect(changed.updated == 1)
+        #expect(changed.removed == 1)
+        #expect(try tree.library.readStats().songs == 3)
+        // A whole directory gone takes its songs.
+        try FileManager.default.removeItem(atPath: tree.music + "/A")
+        #expect(try tree.update().changed)
+        #expect(try tree.library.readStats().songs == 1)
+    }
+
+    @Test func lsinfoListsSongsThenDirectories() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        let root = try tree.answer { response throws(Ack) in
+            try tree.library.listInfo("", tagTypes: all, to: &response)
+        }
+        let keys = root.split(separator: "\n").map { $0.prefix { $0 != ":" } }
+        #expect(keys.first == "file")
+        #expect(root.contains("file: root.mp3\nLast-Modified: "))
+        #expect(root.contains("directory: A\n"))
+        #expect(root.range(of: "file: root.mp3")!.lowerBound < root.range(of: "directory: A")!.lowerBound)
+        let a = try tree.answer { response throws(Ack) in
+            try tree.library.listInfo("/A/", tagTypes: all, to: &response)
+        }
+        #expect(a.contains("file: A/x.mp3\nLast-Modified: "))
+        #expect(a.contains("Format: 44100:16:2\nArtist: Björk & Sigur Rós\n"))
+        #expect(a.contains("directory: A/B\n"))
+        #expect(throws: Ack.self) {
+            try tree.answer { response throws(Ack) in try tree.library.listInfo("nowhere", tagTypes: all, to: &response)
+            }
+        }
+    }
+
+    @Test func listallGoesDepthFirstInNameOrder() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        let text = try tree.answer { response throws(Ack) in
+            try tree.library.listAll("", info: false, tagTypes: all, to: &response) { _ in true }
+        }
+        #expect(
+            text
+                == "file: root.mp3\ndirectory: A\nfile: A/x.mp3\ndirectory: A/B\nfile: A/B/y.mp3\ndirectory: C\nfile: C/z.mp3\n"
+        )
+    }
+
+    @Test func searchFoldsCaseAndAccentsAndFindIsExact() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        func files(_ filter: SongFilter) throws -> [String] {
+            ScannedTree.files(
+                try tree.answer { response throws(Ack) in
+                    try tree.library.find(LibraryQuery(filter: filter), tagTypes: all, to: &response) { _ in true }
+                })
+        }
+        #expect(try files(.compare(.anyTag, .contains, "SIGUR ROS", ignoringCase: true)) == ["A/x.mp3", "C/z.mp3"])
+        #expect(try files(.compare(.tag(.title), .contains, "ca", ignoringCase: true)) == ["A/x.mp3"])
+        #expect(try files(.compare(.tag(.artist), .equals, "Sigur Rós", ignoringCase: false)) == ["C/z.mp3"])
+        #expect(try files(.compare(.tag(.artist), .equals, "sigur rós", ignoringCase: false)) == [])
+        // AlbumArtist falls back to Artist, as in MPD.
+        #expect(try files(.compare(.tag(.albumArtist), .equals, "Sigur Rós", ignoringCase: false)) == ["C/z.mp3"])
+        // An empty value means "lacks the tag".
+        #expect(try files(.compare(.tag(.artist), .equals, "", ignoringCase: false)) == ["root.mp3"])
+        #expect(try files(.not(.compare(.tag(.artist), .equals, "", ignoringCase: false))).count == 3)
+        #expect(try files(.base("A")) == ["A/x.mp3", "A/B/y.mp3"])
+        #expect(try files(.compare(.tag(.title), .matchesRegex, "^Ζωή", ignoringCase: false)) == ["A/B/y.mp3"])
+        #expect(
+            try files(
+                .and([
+                    .compare(.tag(.genre), .equals, "Rock", ignoringCase: false),
+                    .compare(.file, .contains, "z", ignoringCase: false),
+                ])) == ["C/z.mp3"])
+    }
+
+    @Test func sortAndWindow() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        var query = LibraryQuery(filter: .not(.compare(.tag(.title), .equals, "", ignoringCase: false)))
+        query.sort = SortOrder(key: .tag(.title), descending: true)
+        query.window = (0, 2)
+        let text = try tree.answer { response throws(Ack) in
+            try tree.library.find(query, tagTypes: all, to: &response) { _ in true }
+        }
+        // Titles: "Café Noir ...", "Motörhead Übung", "Ζωή σε 4/4 ..." — descending, first two.
+        #expect(ScannedTree.files(text) == ["A/B/y.mp3", "C/z.mp3"])
+    }
+
+    @Test func listValuesAreByteSortedWithEmptyForSongsLackingTheTag() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        let text = try tree.answer { response throws(Ack) in
+            try tree.library.list(.tag(.artist), query: LibraryQuery(), to: &response) { _ in true }
+        }
+        #expect(text == "Artist: \nArtist: Björk & Sigur Rós\nArtist: Sigur Rós\nArtist: Мумий Тролль\n")
+        let grouped = try tree.answer { response throws(Ack) in
+            try tree.library.list(.tag(.album), query: LibraryQuery(groups: [.genre]), to: &response) { _ in true }
+        }
+        #expect(
+            grouped
+                == "Genre: \nAlbum: \nGenre: Rock\nAlbum: Ágætis byrjun\nGenre: Synthpop\nAlbum: Ça ira, mon cœur\nGenre: Électronique\nAlbum: 日本語のアルバム\n"
+        )
+    }
+
+    @Test func countsSongsAndPlaytime() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        let text = try tree.answer { response throws(Ack) in
+            try tree.library.count(
+                LibraryQuery(filter: .compare(.tag(.artist), .equals, "Sigur Rós", ignoringCase: false)), to: &response)
+        }
+        #expect(text.hasPrefix("songs: 1\nplaytime: "))
+    }
+
+    @Test func addsFromTheDatabase() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        #expect(try tree.library.songURIs(under: "A") == ["A/x.mp3", "A/B/y.mp3"])
+        #expect(try tree.library.songURIs(under: "C/z.mp3") == ["C/z.mp3"])
+        #expect(try tree.library.songURIs(under: "nowhere") == nil)
+    }
+
+    @Test func aCorruptDatabaseIsMovedAsideAndRebuilt() throws {
+        let directory = NSTemporaryDirectory() + "library-corrupt-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/library.db"
+        try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
+        var notices: [String] = []
+        let database = try LibraryDatabase(path: path) { aside, reason in notices.append("\(aside): \(reason)") }
+        #expect(notices.count == 1)
+        #expect(try database.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM song") } == 0)
+        let moved = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("broken") }
+        #expect(!moved.isEmpty)
+    }
+}
