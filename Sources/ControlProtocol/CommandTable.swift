@@ -139,6 +139,15 @@ public struct CommandSpec: Sendable, Hashable {
         CommandSpec("list", minimumArguments: 1, maximumArguments: nil, .read),
         CommandSpec("find", minimumArguments: 1, maximumArguments: nil, .read),
         CommandSpec("search", minimumArguments: 1, maximumArguments: nil, .read),
+        CommandSpec("update", minimumArguments: 0, maximumArguments: 1, .control),
+        CommandSpec("rescan", minimumArguments: 0, maximumArguments: 1, .control),
+        CommandSpec("listall", minimumArguments: 0, maximumArguments: 1, .read),
+        CommandSpec("listallinfo", minimumArguments: 0, maximumArguments: 1, .read),
+        CommandSpec("listfiles", minimumArguments: 0, maximumArguments: 1, .read),
+        CommandSpec("findadd", minimumArguments: 1, maximumArguments: nil, .add),
+        CommandSpec("searchadd", minimumArguments: 1, maximumArguments: nil, .add),
+        CommandSpec("searchaddpl", minimumArguments: 2, maximumArguments: nil, .control),
+        CommandSpec("count", minimumArguments: 1, maximumArguments: nil, .read),
     ]
 }
 

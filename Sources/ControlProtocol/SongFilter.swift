@@ -102,9 +102,3 @@ public struct LibraryQuery: Sendable, Hashable {
         self.groups = groups
     }
 }
-
-/// What `list` lists: a tag's values, or the songs' URIs (`list file`).
-public enum ListSubject: Sendable, Hashable {
-    case tag(TagName)
-    case file
-}

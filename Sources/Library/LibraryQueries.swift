@@ -57,7 +57,7 @@ extension MusicLibrary {
     }
 
     /// ISO 8601 in UTC, as MPD prints `Last-Modified`.
-    static func timestamp(_ seconds: Int64) -> String {
+    public static func timestamp(_ seconds: Int64) -> String {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
@@ -246,6 +246,22 @@ extension MusicLibrary {
             }
             // Every (group values..., value) tuple the matching songs make, outermost group first.
             let levels = query.groups.reversed() + [tag]
+            if levels.count == 1 && query.filter == nil {
+                // The common `list Artist`: straight from the index, with counts the update stored.
+                let values = try String.fetchAll(
+                    db, sql: "SELECT DISTINCT value FROM tag WHERE name = ? ORDER BY value", arguments: [tag.order])
+                let counts = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT (SELECT value FROM meta WHERE key = 'songs'),
+                        (SELECT value FROM meta WHERE key = 'tagged:' || ?)
+                        """, arguments: [tag.order])
+                let songs: Int = counts?[0] ?? 0
+                let tagged: Int = counts?[1] ?? 0
+                if tagged < songs { response.field(tag.rawValue, "") }
+                for value in values { response.field(tag.rawValue, value) }
+                return
+            }
             var songValues: [Int64: [TagName: [String]]] = [:]
             var matching: [Int64] = []
             let songs = try Row.fetchCursor(
@@ -253,17 +269,6 @@ extension MusicLibrary {
                 arguments: StatementArguments(condition.arguments))
             while let row = try songs.next() {
                 matching.append(row[0])
-            }
-            if levels.count == 1 && query.filter == nil {
-                // The common `list Artist`: straight from the index.
-                let values = try String.fetchAll(
-                    db, sql: "SELECT DISTINCT value FROM tag WHERE name = ? ORDER BY value", arguments: [tag.order])
-                let tagged =
-                    try Int.fetchOne(
-                        db, sql: "SELECT count(DISTINCT song) FROM tag WHERE name = ?", arguments: [tag.order]) ?? 0
-                if tagged < matching.count { response.field(tag.rawValue, "") }
-                for value in values { response.field(tag.rawValue, value) }
-                return
             }
             let names = Set(levels).map { String($0.order) }.joined(separator: ",")
             let rows = try Row.fetchCursor(db, sql: "SELECT song, name, value FROM tag WHERE name IN (\(names))")

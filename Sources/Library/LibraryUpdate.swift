@@ -323,6 +323,13 @@ struct LibraryUpdate {
                     ('songs', (SELECT count(*) FROM song)),
                     ('db_playtime', (SELECT CAST(total(duration) AS INTEGER) FROM song))
                     """, arguments: [TagName.artist.order, TagName.album.order])
+            // How many songs have each tag: `list TAG` adds "" when some song lacks it.
+            try db.execute(sql: "DELETE FROM meta WHERE key LIKE 'tagged:%'")
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (key, value)
+                    SELECT 'tagged:' || name, count(DISTINCT song) FROM tag GROUP BY name
+                    """)
         }
     }
 

@@ -87,6 +87,7 @@ enum Commands {
         add("idle", .session)
         add("noidle", .session)
         add("listplaylists", .immediate { _, _ throws(Ack) in })
+        registerLibraryCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .control), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .control), .deferred(pauseFor))
