@@ -78,6 +78,8 @@ let package = Package(
             dependencies: [
                 "Audio", "MusicTags", "PlayerCore", "ControlProtocol", "CStatFS",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C interface, for the scan's inserts (the same system library GRDB links).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
         ),

@@ -35,6 +35,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(
+            name: "FuzzFilter",
+            dependencies: [
+                "FuzzSupport", .product(name: "ControlProtocol", package: "playerd"),
+                .product(name: "MusicTags", package: "playerd"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
             name: "FuzzStateFile",
             dependencies: ["FuzzSupport", .product(name: "PlayerDaemon", package: "playerd")],
             swiftSettings: strictSettings

@@ -194,6 +194,11 @@ struct ExpressionParser {
             try self.expectAnd()
             var items = [first]
             while true {
+                // MPD skips this byte unchecked (an assertion); after a dangling `AND` it then finds no
+                // word, which is what it says.
+                if self.peek == ASCII.closeParenthesis || self.atEnd {
+                    throw Ack(.argument, "Word expected")
+                }
                 items.append(try self.expression(depth: depth + 1))
                 if try self.closeParenthesisIfPresent() {
                     return SongFilter.all(items)

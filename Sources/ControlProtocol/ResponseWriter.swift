@@ -55,6 +55,11 @@ public struct ResponseWriter: Sendable {
         self.bytes.append(ASCII.newline)
     }
 
+    /// Bytes already in the protocol's form, appended as they are.
+    public mutating func appendRaw(bytes: UnsafeRawBufferPointer) {
+        self.bytes.append(contentsOf: bytes)
+    }
+
     /// Text already in the protocol's form (whole `key: value` lines), appended as it is.
     public mutating func appendRaw(_ text: some StringProtocol) {
         self.bytes.append(contentsOf: text.utf8)

@@ -115,6 +115,12 @@ final class LibraryDatabase: Sendable {
                         DELETE FROM song_text WHERE rowid = old.id;
                     END;
                     CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+                    CREATE TABLE unreadable (
+                        uri TEXT PRIMARY KEY,
+                        mtime INTEGER NOT NULL,
+                        size INTEGER NOT NULL,
+                        reason TEXT NOT NULL
+                    ) WITHOUT ROWID;
                     """)
         }
         return migrator

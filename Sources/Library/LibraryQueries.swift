@@ -29,33 +29,6 @@ extension MusicLibrary {
     /// The size past which a long answer is handed to the client before it is complete.
     public static let streamChunk = 64 * 1024
 
-    private static let songColumns = "s.uri, s.mtime, s.duration, s.sample_rate, s.channels, s.block"
-
-    /// Writes one song block from a row of `songColumns`: `file:`, `Last-Modified`, `Format`, the tags the
-    /// client's `tagtypes` allow, `Time`, `duration`.
-    static func writeSong(_ row: Row, tagTypes: Set<TagName>, to response: inout ResponseWriter) {
-        response.field("file", row[0] as String)
-        response.field("Last-Modified", Self.timestamp(row[1]))
-        if let rate: Int = row[3], let channels: Int = row[4] {
-            response.field("Format", "\(rate):16:\(channels)")
-        }
-        let block: String = row[5]
-        if tagTypes.count == TagName.allCases.count {
-            response.appendRaw(block)
-        } else {
-            for line in block.split(separator: "\n") {
-                guard let colon = line.firstIndex(of: ":"), let tag = TagName(name: String(line[..<colon])),
-                    tagTypes.contains(tag)
-                else { continue }
-                response.appendRaw(line + "\n")
-            }
-        }
-        if let duration: Double = row[2] {
-            response.field("Time", ResponseWriter.wholeSeconds(duration))
-            response.field("duration", seconds: duration)
-        }
-    }
-
     /// ISO 8601 in UTC, as MPD prints `Last-Modified`.
     public static func timestamp(_ seconds: Int64) -> String {
         var time = time_t(seconds)
@@ -93,28 +66,32 @@ extension MusicLibrary {
     public func listInfo(_ uri: String, tagTypes: Set<TagName>, to response: inout ResponseWriter) throws(Ack) {
         let uri = Self.normalized(uri)
         try self.read { db in
+            var writer = SongBlockWriter(tagTypes: tagTypes)
             guard let id = try self.directoryID(uri, db) else {
-                let song = try Row.fetchOne(
-                    db, sql: "SELECT \(Self.songColumns) FROM song s WHERE s.uri = ?", arguments: [uri])
-                guard let song else { throw Ack(.noExist, "No such directory") }
-                Self.writeSong(song, tagTypes: tagTypes, to: &response)
+                let before = response.bytes.count
+                _ = try writer.write(
+                    db.cachedStatement(sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.uri = ?"),
+                    arguments: [uri], to: &response
+                ) { _ in true }
+                guard response.bytes.count > before else { throw Ack(.noExist, "No such directory") }
                 return
             }
-            let songs = try Row.fetchCursor(
-                db, sql: "SELECT \(Self.songColumns) FROM song s WHERE s.directory = ? ORDER BY s.name",
-                arguments: [id])
-            while let row = try songs.next() {
-                Self.writeSong(row, tagTypes: tagTypes, to: &response)
-            }
+            _ = try writer.write(
+                db.cachedStatement(
+                    sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name"),
+                arguments: [id], to: &response
+            ) { _ in true }
             let playlists = try Row.fetchCursor(
-                db, sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name", arguments: [id])
+                db.cachedStatement(sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name"),
+                arguments: [id])
             while let row = try playlists.next() {
                 let name: String = row[0]
                 response.field("playlist", uri.isEmpty ? name : uri + "/" + name)
                 response.field("Last-Modified", Self.timestamp(row[1]))
             }
             let directories = try Row.fetchCursor(
-                db, sql: "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY name", arguments: [id])
+                db.cachedStatement(sql: "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY name"),
+                arguments: [id])
             while let row = try directories.next() {
                 response.field("directory", row[0] as String)
                 response.field("Last-Modified", Self.timestamp(row[1]))
@@ -129,14 +106,19 @@ extension MusicLibrary {
     ) throws(Ack) {
         let uri = Self.normalized(uri)
         try self.read { db in
+            var writer = SongBlockWriter(tagTypes: tagTypes)
             guard try self.directoryID(uri, db) != nil else {
-                let song = try Row.fetchOne(
-                    db, sql: "SELECT \(Self.songColumns) FROM song s WHERE s.uri = ?", arguments: [uri])
-                guard let song else { throw Ack(.noExist, "No such directory") }
+                let exists =
+                    try Bool.fetchOne(
+                        db.cachedStatement(sql: "SELECT 1 FROM song WHERE uri = ?"), arguments: [uri]) ?? false
+                guard exists else { throw Ack(.noExist, "No such directory") }
                 if info {
-                    Self.writeSong(song, tagTypes: tagTypes, to: &response)
+                    _ = try writer.write(
+                        db.cachedStatement(sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.uri = ?"),
+                        arguments: [uri], to: &response
+                    ) { _ in true }
                 } else {
-                    response.field("file", song[0] as String)
+                    response.field("file", uri)
                 }
                 return
             }
@@ -145,7 +127,8 @@ extension MusicLibrary {
                 db, sql: "SELECT id, uri, mtime FROM directory WHERE \(range.sql) ORDER BY position",
                 arguments: range.arguments)
             let songs = try db.cachedStatement(
-                sql: "SELECT \(Self.songColumns) FROM song s WHERE s.directory = ? ORDER BY s.name")
+                sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name")
+            let songURIs = try db.cachedStatement(sql: "SELECT uri FROM song WHERE directory = ? ORDER BY name")
             let playlists = try db.cachedStatement(
                 sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
             for directory in directories {
@@ -154,14 +137,15 @@ extension MusicLibrary {
                     response.field("directory", directoryURI)
                     if info { response.field("Last-Modified", Self.timestamp(directory[2])) }
                 }
-                let rows = try Row.fetchCursor(songs, arguments: [directory[0] as Int64])
-                while let row = try rows.next() {
-                    if info {
-                        Self.writeSong(row, tagTypes: tagTypes, to: &response)
-                    } else {
-                        response.field("file", row[0] as String)
+                if info {
+                    guard try writer.write(songs, arguments: [directory[0] as Int64], to: &response, flush: flush)
+                    else { return }
+                } else {
+                    let rows = try String.fetchCursor(songURIs, arguments: [directory[0] as Int64])
+                    while let songURI = try rows.next() {
+                        response.field("file", songURI)
+                        if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
                     }
-                    if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
                 }
                 let lists = try Row.fetchCursor(playlists, arguments: [directory[0] as Int64])
                 while let row = try lists.next() {
@@ -178,11 +162,9 @@ extension MusicLibrary {
         _ query: LibraryQuery, tagTypes: Set<TagName>, to response: inout ResponseWriter, flush: ResponseFlush
     ) throws(Ack) {
         try self.read { db in
-            let rows = try self.selectSongs(query, columns: Self.songColumns, db)
-            while let row = try rows.next() {
-                Self.writeSong(row, tagTypes: tagTypes, to: &response)
-                if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
-            }
+            let (statement, arguments) = try self.songStatement(query, columns: SongBlockWriter.columns, db)
+            var writer = SongBlockWriter(tagTypes: tagTypes)
+            _ = try writer.write(statement, arguments: arguments, to: &response, flush: flush)
         }
     }
 
@@ -201,6 +183,15 @@ extension MusicLibrary {
     }
 
     private func selectSongs(_ query: LibraryQuery, columns: String, _ db: Database) throws -> RowCursor {
+        let (statement, arguments) = try self.songStatement(query, columns: columns, db)
+        return try Row.fetchCursor(statement, arguments: arguments)
+    }
+
+    /// The statement selecting the songs of `query`: prepared each time, since filters come in endless
+    /// shapes that a cache would keep for ever.
+    private func songStatement(_ query: LibraryQuery, columns: String, _ db: Database) throws -> (
+        Statement, StatementArguments
+    ) {
         let condition = FilterSQL.condition(query.filter)
         let order = FilterSQL.order(query.sort)
         var sql = """
@@ -213,7 +204,7 @@ extension MusicLibrary {
             arguments.append((window.end.map { max(0, $0 - window.start) } ?? -1).databaseValue)
             arguments.append(window.start.databaseValue)
         }
-        return try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        return (try db.makeStatement(sql: sql), StatementArguments(arguments))
     }
 
     /// The songs the library holds under `uri` (a directory, or one song), in listing order; nil when the
@@ -275,7 +266,7 @@ extension MusicLibrary {
             let wanted = Set(matching)
             while let row = try rows.next() {
                 let song: Int64 = row[0]
-                guard wanted.contains(song), let name = TagName.allCases.first(where: { $0.order == row[1] as Int })
+                guard wanted.contains(song), let name = TagName(order: row[1])
                 else { continue }
                 songValues[song, default: [:]][name, default: []].append(row[2])
             }
@@ -332,6 +323,38 @@ extension MusicLibrary {
                 response.field("songs", row[1] as Int)
                 response.field("playtime", Int(row[2] as Double))
             }
+        }
+    }
+
+    /// What the library knows of one song, for the queue's song blocks.
+    public struct SongFacts: Sendable, Hashable {
+        public var tags: Tags
+        public var duration: Double?
+        public var lastModified: Int64
+        public var format: String?
+    }
+
+    /// The tags, length, time and format of the song at `uri`, or nil when the library lacks it.
+    public func songFacts(_ uri: String) -> SongFacts? {
+        try? self.database.pool.read { db -> SongFacts? in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT block, duration, mtime, sample_rate, channels FROM song WHERE uri = ?",
+                    arguments: [uri])
+            else { return nil }
+            var tags = Tags()
+            for line in (row[0] as String).split(separator: "\n") {
+                guard let colon = line.firstIndex(of: ":"), let tag = TagName(name: String(line[..<colon])) else {
+                    continue
+                }
+                let valueStart = line.index(colon, offsetBy: 2, limitedBy: line.endIndex) ?? line.endIndex
+                tags[tag] = tags[tag] + [String(line[valueStart...])]
+            }
+            let rate: Int? = row[3]
+            let channels: Int? = row[4]
+            return SongFacts(
+                tags: tags, duration: row[1], lastModified: row[2],
+                format: rate.flatMap { rate in channels.map { "\(rate):16:\($0)" } })
         }
     }
 

@@ -1,5 +1,7 @@
 import CStatFS
+import Dispatch
 import PlayerCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -26,7 +28,6 @@ struct LibraryWalk {
     private(set) var directories: [String: WalkedDirectory] = [:]
     /// What could not be read, with the reason: named once in the log, counted in the update's result.
     private(set) var skipped: [(path: String, reason: String)] = []
-    private var visited: Set<FileKey> = []
     /// The kernel file system of each device met, or nil for a real one: one `statfs` per device.
     private var kernelFileSystems: [UInt64: String?] = [:]
 
@@ -45,23 +46,71 @@ struct LibraryWalk {
         uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri
     }
 
-    /// Walks the directory at `uri` and everything under it. Returns false when the walk was cancelled.
-    mutating func walk(_ uri: String) -> Bool {
+    /// Walks the directory at `uri` and everything under it, on `workers` threads (the walk is mostly
+    /// system calls, which both cores can make at once). Returns false when the walk was cancelled.
+    mutating func walk(_ uri: String, workers: Int = 2) -> Bool {
         var info = stat()
-        let path = self.path(of: uri)
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+        guard stat(self.path(of: uri), &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             return true
         }
-        var pending: [(uri: String, info: stat)] = [(uri, info)]
-        while let (uri, info) = pending.popLast() {
-            if self.cancellation?.isCancelled == true { return false }
-            let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-            guard self.visited.insert(key).inserted else { continue }
-            let children = self.read(uri, info)
-            // Depth-first, in name order: pushed in reverse so that the first name is walked first.
-            pending.append(contentsOf: children.reversed())
+        let shared = SharedWalk(first: (uri, info))
+        let results = Mutex<[LibraryWalk]>([])
+        let template = self
+        DispatchQueue.concurrentPerform(iterations: max(1, workers)) { _ in
+            var worker = LibraryWalk(musicDirectory: template.musicDirectory, cancellation: template.cancellation)
+            while let (uri, info) = shared.next(template.cancellation) {
+                let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+                let children = shared.firstVisit(key) ? worker.read(uri, info) : []
+                shared.done(adding: children)
+            }
+            results.withLock { $0.append(worker) }
         }
-        return true
+        for worker in results.withLock({ $0 }) {
+            self.directories.merge(worker.directories) { first, _ in first }
+            self.skipped += worker.skipped
+        }
+        return self.cancellation?.isCancelled != true
+    }
+
+    /// The directories waiting to be read, shared by the walk's threads, and the ones already entered.
+    private final class SharedWalk: @unchecked Sendable {
+        private let lock = Mutex(())
+        // Guarded by `lock`.
+        private var pending: [(uri: String, info: stat)]
+        private var inFlight = 0
+        private var visited: Set<FileKey> = []
+
+        init(first: (uri: String, info: stat)) {
+            self.pending = [first]
+        }
+
+        /// The next directory to read, or nil when none is left and none is being read (whose
+        /// subdirectories would come).
+        func next(_ cancellation: WalkCancellation?) -> (uri: String, info: stat)? {
+            while true {
+                if cancellation?.isCancelled == true { return nil }
+                let item: (uri: String, info: stat)?? = self.lock.withLock { _ in
+                    if let item = self.pending.popLast() {
+                        self.inFlight += 1
+                        return .some(item)
+                    }
+                    return self.inFlight == 0 ? .some(nil) : nil
+                }
+                if let item { return item }
+                usleep(100)
+            }
+        }
+
+        func firstVisit(_ key: FileKey) -> Bool {
+            self.lock.withLock { _ in self.visited.insert(key).inserted }
+        }
+
+        func done(adding children: [(uri: String, info: stat)]) {
+            self.lock.withLock { _ in
+                self.pending.append(contentsOf: children)
+                self.inFlight -= 1
+            }
+        }
     }
 
     /// Reads one directory, records it, and returns its subdirectories to walk.
@@ -115,10 +164,7 @@ struct LibraryWalk {
                 directory.subdirectories.append(name)
                 subdirectories.append((childURI, child))
             case S_IFREG where isSong:
-                guard access(path + "/" + name, R_OK) == 0 else {
-                    self.skipped.append((path + "/" + name, String(cString: strerror(errno))))
-                    continue
-                }
+                // Whether it can be read is found when it is read (and then named once).
                 directory.songs[name] = (Int64(child.st_mtim.tv_sec), Int64(child.st_size))
             case S_IFREG where isPlaylist:
                 directory.playlists[name] = Int64(child.st_mtim.tv_sec)

@@ -29,6 +29,13 @@ public final class MusicLibrary: Sendable {
     private let wakeUp = DispatchSemaphore(value: 0)
     private let cancellation = WalkCancellation()
     private let cachedStats = Mutex(LibraryStats())
+    private let watcher: LibraryWatcher?
+    /// The library the watcher's changes go to: set once `self` exists, cleared at shutdown.
+    private let watcherTarget: Target?
+
+    private final class Target: Sendable {
+        let library = Mutex<MusicLibrary?>(nil)
+    }
 
     /// The figures `stats` shows, as of the last update that finished.
     public var stats: LibraryStats { self.cachedStats.withLock { $0 } }
@@ -45,8 +52,12 @@ public final class MusicLibrary: Sendable {
 
     /// Opens the database at `databasePath` for the music in `musicDirectory` and starts the thread
     /// that runs update jobs. `events` is called from that thread.
+    /// With `watches`, inotify keeps the library current between updates (changes are gathered until
+    /// things are quiet, then updated); `rescanInterval` (milliseconds) is how often everything is
+    /// rescanned instead when the kernel cannot watch it all.
     public init(
-        musicDirectory: String, databasePath: String, events: @escaping @Sendable (Event) -> Void
+        musicDirectory: String, databasePath: String, watches: Bool = true, rescanInterval: Int64 = 60_000,
+        watchLimit: Int? = nil, events: @escaping @Sendable (Event) -> Void
     ) throws {
         var directory = musicDirectory
         while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
@@ -56,9 +67,25 @@ public final class MusicLibrary: Sendable {
         self.database = try LibraryDatabase(path: databasePath) { aside, reason in
             events(.notice("library \(databasePath): \(reason); moved aside to \(aside) and rebuilt"))
         }
+        if watches {
+            let updates = Target()
+            self.watcher = LibraryWatcher(rescanInterval: rescanInterval, watchLimit: watchLimit) { uris in
+                guard let library = updates.library.withLock({ $0 }) else { return }
+                for uri in uris {
+                    _ = try? library.update(uri)
+                }
+            } notice: { text in
+                events(.notice("library: \(text)"))
+            }
+            self.watcherTarget = updates
+        } else {
+            self.watcher = nil
+            self.watcherTarget = nil
+        }
         if let stats = try? self.readStats() {
             self.cachedStats.withLock { $0 = stats }
         }
+        self.watcherTarget?.library.withLock { $0 = self }
         let thread = Thread { [self] in self.runJobs() }
         thread.start()
     }
@@ -101,8 +128,20 @@ public final class MusicLibrary: Sendable {
     /// Stops the job thread: the running job stops at its next batch (what it wrote stays).
     public func shutdown() {
         self.jobs.withLock { $0.stopped = true }
+        self.watcher?.stop()
+        self.watcherTarget?.library.withLock { $0 = nil }
         self.cancellation.cancel()
         self.wakeUp.signal()
+    }
+
+    /// Points the watcher at every directory the library holds now.
+    private func watchDirectories() {
+        guard let watcher = self.watcher,
+            let directories = try? self.database.pool.read({ db in
+                try String.fetchAll(db, sql: "SELECT uri FROM directory")
+            })
+        else { return }
+        watcher.watch(directories) { self.path(of: $0) }
     }
 
     private func runJobs() {
@@ -132,6 +171,7 @@ public final class MusicLibrary: Sendable {
                 if report.changed, let stats = try? self.readStats() {
                     self.cachedStats.withLock { $0 = stats }
                 }
+                self.watchDirectories()
                 self.jobs.withLock { $0.running = nil }
                 self.events(.updateFinished(id: job.id, report: report))
             }

@@ -12,6 +12,40 @@ struct SongRecord: Sendable {
     var sampleRate: Int?
     var channels: Int?
     var duration: Double?
+    /// What the database rows need, worked out where the file was read (on every core) rather than
+    /// on the one thread that writes: the song block's tag lines, each (tag, value, folded value,
+    /// fallback) row, and each tag's folded text for the full-text index.
+    private(set) var block = ""
+    private(set) var tagRows: [(order: Int64, value: String, folded: String, fallback: Bool)] = []
+    private(set) var searchTexts: [String?] = []
+
+    /// Works out `block`, `tagRows` and `searchTexts` from the tags.
+    mutating func prepare() {
+        var text = ""
+        for (tag, value) in self.tags.pairs {
+            text += tag.rawValue
+            text += ": "
+            text += value
+            text += "\n"
+        }
+        self.block = text
+        self.tagRows = []
+        self.searchTexts = []
+        for tag in TagName.allCases {
+            let (values, fallback) = self.effectiveValues(tag)
+            guard !values.isEmpty else {
+                self.searchTexts.append(nil)
+                continue
+            }
+            var folded: [String] = []
+            for value in values {
+                let foldedValue = TextFolding.fold(value)
+                folded.append(foldedValue)
+                self.tagRows.append((Int64(tag.order), value, foldedValue, fallback))
+            }
+            self.searchTexts.append(folded.count == 1 ? folded[0] : folded.joined(separator: "\u{1F}"))
+        }
+    }
 
     /// The longest tag value stored: libmpdclient cannot read a response line past 4 KB, and a lying
     /// tag can be megabytes long.
@@ -23,10 +57,12 @@ struct SongRecord: Sendable {
     ) throws(DecoderError) -> SongRecord {
         let decoder = try MP3Decoder(path: path)
         let rate = decoder.format.sampleRate
-        return SongRecord(
+        var record = SongRecord(
             uri: uri, directoryURI: directoryURI, name: name, mtime: mtime, size: size,
             tags: Self.cleaned(decoder.tags), sampleRate: rate, channels: decoder.format.channels,
             duration: decoder.lengthFrames.map { Double($0) / Double(rate) })
+        record.prepare()
+        return record
     }
 
     /// Tags fit for the protocol: one line each (control characters become spaces), bounded in length.
@@ -39,31 +75,27 @@ struct SongRecord: Sendable {
     }
 
     static func cleanedValue(_ value: String) -> String {
+        let bytes = value.utf8
+        let clean =
+            bytes.count <= Self.maximumValueBytes && bytes.first != 0x20 && bytes.last != 0x20
+            && !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F })
+        // Nearly every value is clean already: checked on bytes, returned as it is.
+        if clean { return value }
         var text = value
         if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             text = String(
                 String.UnicodeScalarView(
                     text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
         }
-        text = String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        let trimmed = text.utf8.drop { $0 == 0x20 }
+        let end = trimmed.lastIndex { $0 != 0x20 }.map { text.utf8.index(after: $0) } ?? trimmed.startIndex
+        text = String(text[trimmed.startIndex..<end])
         if text.utf8.count > Self.maximumValueBytes {
-            var end = text.utf8.index(text.utf8.startIndex, offsetBy: Self.maximumValueBytes)
-            while !text.unicodeScalars.indices.contains(end) && end > text.startIndex {
-                end = text.utf8.index(before: end)
+            var cut = text.utf8.index(text.utf8.startIndex, offsetBy: Self.maximumValueBytes)
+            while !text.unicodeScalars.indices.contains(cut) && cut > text.startIndex {
+                cut = text.utf8.index(before: cut)
             }
-            text = String(text[..<end])
-        }
-        return text
-    }
-
-    /// The tag lines of the song block, in MPD's order: `Artist: X\n...`, as stored.
-    var block: String {
-        var text = ""
-        for (tag, value) in self.tags.pairs {
-            text += tag.rawValue
-            text += ": "
-            text += value
-            text += "\n"
+            text = String(text[..<cut])
         }
         return text
     }

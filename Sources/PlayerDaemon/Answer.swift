@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import Library
 import MusicTags
 import PlayerCore
 
@@ -56,18 +57,27 @@ public enum Answer {
     /// the length, the position and the id.
     public static func song(
         file: String, tags: Tags, duration: Double?, position: Int, id: Int, tagTypes: Set<TagName>,
-        to response: inout ResponseWriter
+        lastModified: Int64? = nil, format: String? = nil, to response: inout ResponseWriter
     ) {
-        Self.songInfo(file: file, tags: tags, duration: duration, tagTypes: tagTypes, to: &response)
+        Self.songInfo(
+            file: file, tags: tags, duration: duration, tagTypes: tagTypes, lastModified: lastModified,
+            format: format, to: &response)
         response.field("Pos", position)
         response.field("Id", id)
     }
 
     /// Writes a song block without a queue position: `file:`, the tags asked for, the length.
     public static func songInfo(
-        file: String, tags: Tags, duration: Double?, tagTypes: Set<TagName>, to response: inout ResponseWriter
+        file: String, tags: Tags, duration: Double?, tagTypes: Set<TagName>, lastModified: Int64? = nil,
+        format: String? = nil, to response: inout ResponseWriter
     ) {
         response.field("file", file)
+        if let lastModified {
+            response.field("Last-Modified", MusicLibrary.timestamp(lastModified))
+        }
+        if let format {
+            response.field("Format", format)
+        }
         for (tag, value) in tags.pairs where tagTypes.contains(tag) {
             response.field(tag.rawValue, value)
         }

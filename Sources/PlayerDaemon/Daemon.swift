@@ -38,6 +38,15 @@ public final class Daemon: Sendable {
                 from: stateFile, logger: logger, releasesOutputOnPause: configuration.releasesOutputOnPause,
                 maximumQueueLength: configuration.maximumQueueLength)
         }
+        // Said before the socket answers, so that whoever connects first finds it in the log.
+        do {
+            try configuration.output.checkAvailable()
+        } catch {
+            // playerd still starts: the device may come (USB, a suspended card), and clients must be
+            // able to connect to learn why nothing plays.
+            let advice = "every play will fail until it opens (no sound card? start playerd with --output null)"
+            logger.warning("\(error); \(advice)")
+        }
         let service = PlayerService(configuration: configuration, context: context, logger: logger)
         self.service = service
         // The saved position is back before the first client can ask for it.
@@ -62,14 +71,6 @@ public final class Daemon: Sendable {
         }
         self.persistence?.start()
         service.startLibrary()
-        do {
-            try configuration.output.checkAvailable()
-        } catch {
-            // playerd still starts: the device may come (USB, a suspended card), and clients must be
-            // able to connect to learn why nothing plays.
-            let advice = "every play will fail until it opens (no sound card? start playerd with --output null)"
-            logger.warning("\(error); \(advice)")
-        }
         let server = self.server
         self.watchdog = Watchdog(systemd: systemd, engine: service.engine, logger: logger) {
             server.isResponsive(within: .seconds(1))

@@ -15,7 +15,7 @@ public final class PlayerService: Sendable {
     public let engine: AudioEngine
     /// The daemon's settings.
     public let configuration: DaemonConfiguration
-    let songs = SongInfoCache()
+    let songs: SongInfoCache
     let hub = ChangeHub()
     let startedAt: Int64
     /// The music library, when there is a music directory and a database for it.
@@ -30,6 +30,8 @@ public final class PlayerService: Sendable {
     ) {
         self.configuration = configuration
         let hub = self.hub
+        let songs = SongInfoCache()
+        self.songs = songs
         if let musicDirectory = configuration.musicDirectory, let libraryPath = configuration.libraryPath {
             do {
                 self.library = try MusicLibrary(musicDirectory: musicDirectory, databasePath: libraryPath) { event in
@@ -37,6 +39,7 @@ public final class PlayerService: Sendable {
                     case .updateStarted:
                         hub.broadcast([.update])
                     case .updateFinished(let id, let report):
+                        if report.changed { songs.removeAll() }
                         hub.broadcast(report.changed ? [.update, .database] : [.update])
                         logger.info(
                             "library update \(id) done: \(report.added) added, \(report.updated) read again, \(report.removed) removed, \(report.skipped.count) skipped"
@@ -51,6 +54,15 @@ public final class PlayerService: Sendable {
             }
         } else {
             self.library = nil
+        }
+        if let library = self.library {
+            let prefix = library.musicDirectory + "/"
+            songs.setSource { path in
+                guard path.hasPrefix(prefix), let facts = library.songFacts(String(path.dropFirst(prefix.count)))
+                else { return nil }
+                return SongInfo(
+                    tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
+            }
         }
         let engine = AudioEngine(
             configuration: EngineConfiguration(output: configuration.output),
@@ -197,6 +209,6 @@ public final class PlayerService: Sendable {
         let info = self.songs.info(for: entry.path)
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
-            id: entry.id, tagTypes: tagTypes, to: &response)
+            id: entry.id, tagTypes: tagTypes, lastModified: info.lastModified, format: info.format, to: &response)
     }
 }

@@ -7,6 +7,10 @@ struct SongInfo: Sendable, Hashable {
     var tags = Tags()
     /// Seconds, when known.
     var duration: Double?
+    /// When the file last changed (Unix seconds), when the library knows.
+    var lastModified: Int64?
+    /// The audio format as MPD prints it, when the library knows.
+    var format: String?
 }
 
 /// Tags and lengths of queued files, read on first use and kept: opening a file for its tags costs
@@ -16,8 +20,21 @@ final class SongInfoCache: Sendable {
     /// Past this many files the cache starts over rather than grow without end.
     private let limit: Int
 
+    /// Where tags come from before a file is opened: the library, for songs it holds.
+    private let source = Mutex<(@Sendable (String) -> SongInfo?)?>(nil)
+
     init(limit: Int = 200_000) {
         self.limit = limit
+    }
+
+    /// Takes what `known` knows (the library's songs) instead of opening the file.
+    func setSource(_ known: @escaping @Sendable (String) -> SongInfo?) {
+        self.source.withLock { $0 = known }
+    }
+
+    /// Forgets everything: the library changed.
+    func removeAll() {
+        self.entries.withLock { $0.removeAll() }
     }
 
     /// The tags and length of the file at `path`; an unreadable file has none.
@@ -26,7 +43,9 @@ final class SongInfoCache: Sendable {
             return cached
         }
         var info = SongInfo()
-        if let decoder = try? MP3Decoder(path: path) {
+        if let known = self.source.withLock({ $0 })?(path) {
+            info = known
+        } else if let decoder = try? MP3Decoder(path: path) {
             info.tags = decoder.tags
             info.duration = decoder.lengthFrames.map { Double($0) / Double(decoder.format.sampleRate) }
         }

@@ -105,7 +105,8 @@ struct CommandTableTests {
             addid delete deleteid move moveid clear playlistinfo playlistid plchanges plchangesposid repeat \
             random single consume tagtypes config outputs enableoutput disableoutput toggleoutput stats commands \
             notcommands urlhandlers decoders ping close password idle noidle replay_gain_status crossfade \
-            mixrampdb mixrampdelay listplaylists lsinfo list find search
+            mixrampdb mixrampdelay listplaylists lsinfo list find search update rescan listall listallinfo \
+            listfiles findadd searchadd searchaddpl count
             """.split(separator: " ").map(String.init)
         #expect(Set(CommandSpec.mpdStandard.map(\.name)) == Set(names))
         #expect(CommandSpec.mpdStandard.count == names.count)

@@ -32,7 +32,9 @@ final class ScannedTree {
             try FileManager.default.copyItem(atPath: Self.fixtures + "/" + fixture, toPath: path)
         }
         try "not music".write(toFile: self.music + "/notes.txt", atomically: true, encoding: .utf8)
-        self.library = try MusicLibrary(musicDirectory: self.music, databasePath: self.root + "/library.db") { _ in }
+        self.library = try MusicLibrary(
+            musicDirectory: self.music, databasePath: self.root + "/library.db", watches: false
+        ) { _ in }
         self.database = self.library.database
     }
 
@@ -78,6 +80,8 @@ final class ScannedTree {
         _ = try tree.update()
         let unchanged = try tree.update()
         #expect(!unchanged.changed)
+        // The empty file is named once, not at every update, until it changes.
+        #expect(unchanged.skipped.isEmpty)
         // A new mtime makes a file read again; a removed file leaves.
         let later = Date(timeIntervalSinceNow: 60)
         try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: tree.music + "/A/x.mp3")
@@ -214,5 +218,23 @@ final class ScannedTree {
         #expect(try database.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM song") } == 0)
         let moved = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("broken") }
         #expect(!moved.isEmpty)
+    }
+
+    @Test func symlinkLoopsEndAndBadNamesAreNamed() throws {
+        let tree = try ScannedTree()
+        // A loop back to the root, and a file whose name is not UTF-8.
+        try FileManager.default.createSymbolicLink(atPath: tree.music + "/A/B/loop", withDestinationPath: "../..")
+        let badName = tree.music + "/C/caf\u{E9}"
+        var bytes = Array(badName.utf8.dropLast(2))  // "é" as its Latin-1 byte, invalid in UTF-8
+        bytes += [0xE9] + Array(".mp3".utf8) + [0]
+        let created = bytes.withUnsafeBufferPointer { pointer in
+            pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { creat($0, 0o644) }
+        }
+        #expect(created >= 0)
+        close(created)
+        let report = try tree.update()
+        #expect(report.added == 4)
+        #expect(report.skipped.contains { $0.contains("caf\\xe9.mp3: the name is not UTF-8") }, "\(report.skipped)")
+        #expect(try tree.library.readStats().songs == 4)
     }
 }

@@ -11,3 +11,21 @@ import Testing
         #expect(TextFolding.fold(text) == folded)
     }
 }
+
+@Suite struct TagValueCleaningTests {
+    @Test(arguments: [
+        ("Plain", "Plain"), ("  padded  ", "padded"), ("two\nlines", "two lines"), ("tab\there", "tab here"),
+        ("   ", ""), ("Beyoncé ", "Beyoncé"),
+    ])
+    func cleans(_ value: String, _ cleaned: String) {
+        #expect(SongRecord.cleanedValue(value) == cleaned)
+    }
+
+    @Test func cutsLongValuesOnACharacterBoundary() {
+        let long = String(repeating: "é", count: 3_000)  // 6,000 bytes
+        let cut = SongRecord.cleanedValue(long)
+        #expect(cut.utf8.count <= SongRecord.maximumValueBytes)
+        #expect(cut.utf8.count >= SongRecord.maximumValueBytes - 1)
+        #expect(cut.allSatisfy { $0 == "é" })
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Library
+
+@Suite struct LibraryWatcherTests {
+    /// Polls `condition` every 50 ms for up to `seconds`.
+    func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(50_000)
+        }
+        return try condition()
+    }
+
+    func library(in tree: String, watchLimit: Int? = nil, rescanInterval: Int64 = 60_000, notices: Notices)
+        throws -> MusicLibrary
+    {
+        try MusicLibrary(
+            musicDirectory: tree + "/music", databasePath: tree + "/watched.db", rescanInterval: rescanInterval,
+            watchLimit: watchLimit
+        ) { event in
+            if case .notice(let text) = event { notices.texts.withLock { $0.append(text) } }
+        }
+    }
+
+    final class Notices: Sendable {
+        let texts = Mutex<[String]>([])
+    }
+
+    @Test func newAndRemovedFilesReachTheLibraryWithoutAnUpdate() throws {
+        let tree = try ScannedTree()
+        let notices = Notices()
+        let library = try self.library(in: tree.root, notices: notices)
+        defer { library.shutdown() }
+        _ = try library.update("")
+        #expect(eventually { library.stats.songs == 4 })
+        // A new album, copied in file by file: one update once things are quiet.
+        let album = tree.music + "/New/Album"
+        try FileManager.default.createDirectory(atPath: album, withIntermediateDirectories: true)
+        for index in 1...3 {
+            try FileManager.default.copyItem(
+                atPath: ScannedTree.fixtures + "/one-second.mp3", toPath: album + "/0\(index).mp3")
+        }
+        #expect(eventually { library.stats.songs == 7 })
+        try FileManager.default.removeItem(atPath: tree.music + "/A/B/y.mp3")
+        #expect(eventually { library.stats.songs == 6 })
+        // The only thing said is the skipped empty file: nothing about watching.
+        let said = notices.texts.withLock { $0 }
+        #expect(said.count == 1 && said[0].contains("empty.mp3"), "\(said)")
+    }
+
+    @Test func theWatchLimitIsSaidOnceAndPeriodicRescansTakeOver() throws {
+        let tree = try ScannedTree()
+        let notices = Notices()
+        // Four directories (root, A, A/B, C) and room for two watches; rescans every half second.
+        let library = try self.library(in: tree.root, watchLimit: 2, rescanInterval: 500, notices: notices)
+        defer { library.shutdown() }
+        _ = try library.update("")
+        #expect(eventually { library.stats.songs == 4 })
+        #expect(eventually { notices.texts.withLock { $0.contains { $0.contains("watch limit") } } })
+        try FileManager.default.copyItem(
+            atPath: ScannedTree.fixtures + "/one-second.mp3", toPath: tree.music + "/C/new.mp3")
+        #expect(eventually { library.stats.songs == 5 })
+        let said = notices.texts.withLock { $0.filter { $0.contains("watch limit") } }
+        #expect(said.count == 1)
+        #expect(said.first?.contains("rescanned every 500 ms instead of watched") == true)
+    }
+}

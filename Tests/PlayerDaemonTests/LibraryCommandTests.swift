@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+
+/// The library through the protocol, against the real daemon: updates and what clients see of them,
+/// browsing, searching, queueing from the database, and bad input that must get an ACK and nothing
+/// worse.
+@Suite("The library over the protocol")
+struct LibraryCommandTests {
+    /// A music tree of tagged fixtures in a temporary directory: Artist dirs, one loose song, an empty
+    /// file and a text file.
+    private func makeTree() throws -> String {
+        let root = try Paths.makeTemporaryDirectory() + "/music"
+        let files = [
+            ("root.mp3", "stereo-44k-cbr.mp3"), ("Björk/Album/x.mp3", "tagged-id3v23.mp3"),
+            ("Мумий Тролль/y.mp3", "tagged-id3v24.mp3"), ("Sigur Rós/Ágætis byrjun/z.mp3", "tagged-id3v1.mp3"),
+            ("Sigur Rós/empty.mp3", "empty.mp3"),
+        ]
+        for (name, fixture) in files {
+            let path = root + "/" + name
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Paths.fixture(fixture), toPath: path)
+        }
+        try "notes".write(toFile: root + "/notes.txt", atomically: true, encoding: .utf8)
+        return root
+    }
+
+    private func withLibrary(_ body: (RunningPlayerd, LineClient, String) throws -> Void) throws {
+        let tree = try self.makeTree()
+        var options = RunningPlayerd.Options()
+        options.library = true
+        options.extraArguments = ["--music-dir", tree]
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            try self.waitForUpdates(client)
+            try body(daemon, client, tree)
+        }
+    }
+
+    /// Waits until no update job runs.
+    private func waitForUpdates(_ client: LineClient) throws {
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while try client.fields("status")["updating_db"] != nil {
+            guard Date() < deadline else { throw HarnessError("the update never ended") }
+            usleep(20_000)
+        }
+    }
+
+    @Test("stats count what the scan found; the update's job id shows in status and idle says update")
+    func updateAndStats() throws {
+        try withLibrary { daemon, client, tree in
+            let stats = try client.fields("stats")
+            #expect(stats["songs"] == "4")
+            #expect(stats["artists"] == "3")
+            #expect(stats["albums"] == "3")
+            #expect((Int(stats["db_update"] ?? "0") ?? 0) > 0)
+            // A new file: `update` answers a job id, idle reports update then database.
+            let watcher = try daemon.connect()
+            try watcher.send(line: "idle database")
+            try FileManager.default.copyItem(atPath: Paths.fixture("one-second.mp3"), toPath: tree + "/new.mp3")
+            let job = try client.command("update")
+            #expect(job.first?.hasPrefix("updating_db: ") == true)
+            #expect(try watcher.readAnswer(timeout: .seconds(20)) == ["changed: database", "OK"])
+            try self.waitForUpdates(client)
+            #expect(try client.fields("stats")["songs"] == "5")
+            // The broken file is named in the log once.
+            #expect(daemon.log.components(separatedBy: "empty.mp3: empty file").count - 1 == 1)
+        }
+    }
+
+    @Test("lsinfo, listall and listallinfo show the tree as MPD does")
+    func browsing() throws {
+        try withLibrary { _, client, _ in
+            let root = try client.command("lsinfo")
+            #expect(root.first == "file: root.mp3")
+            #expect(root.contains("directory: Björk"))
+            #expect(root.last == "OK")
+            let album = try client.command("lsinfo \"Sigur Rós/Ágætis byrjun\"")
+            #expect(album.prefix(3) == ["file: Sigur Rós/Ágætis byrjun/z.mp3"] + [album[1]] + ["Format: 44100:16:2"])
+            #expect(album.contains("Artist: Sigur Rós"))
+            #expect(album.contains("Album: Ágætis byrjun"))
+            #expect(try client.command("lsinfo nowhere") == ["ACK [50@0] {lsinfo} No such directory"])
+            let all = try client.command("listall").filter { $0.hasPrefix("file: ") }
+            #expect(all.count == 4)
+            let info = try client.command("listallinfo Björk")
+            #expect(info.first == "directory: Björk/Album")
+            #expect(info.contains("Title: Café Noir — Ünïcødé ☃"))
+        }
+    }
+
+    @Test("search folds case and accents, find is exact, list and count group")
+    func searching() throws {
+        try withLibrary { _, client, _ in
+            let found = try client.command("search any \"sigur ros\"").filter { $0.hasPrefix("file: ") }
+            #expect(found == ["file: Björk/Album/x.mp3", "file: Sigur Rós/Ágætis byrjun/z.mp3"])
+            #expect(
+                try client.command("find artist \"Sigur Rós\"").filter { $0.hasPrefix("file: ") }
+                    == ["file: Sigur Rós/Ágætis byrjun/z.mp3"])
+            #expect(try client.command("find artist \"sigur rós\"") == ["OK"])
+            let expression = try client.command("find \"((Genre == 'Rock') AND (Date starts_with '19'))\"")
+            #expect(expression.first == "file: Sigur Rós/Ágætis byrjun/z.mp3")
+            #expect(
+                try client.command("list artist")
+                    == ["Artist: ", "Artist: Björk & Sigur Rós", "Artist: Sigur Rós", "Artist: Мумий Тролль", "OK"])
+            let count = try client.command("count artist \"Sigur Rós\"")
+            #expect(count.first == "songs: 1")
+            let window = try client.command("search any \"\" sort -Title window 0:1")
+            #expect(window.filter { $0.hasPrefix("file: ") }.count <= 1)
+            #expect(try client.command("find bogus x") == ["ACK [2@0] {find} Unknown filter type"])
+        }
+    }
+
+    @Test("add, findadd and searchadd queue from the database in listing order")
+    func queueing() throws {
+        try withLibrary { _, client, _ in
+            #expect(try client.command("add \"Sigur Rós\"") == ["OK"])
+            #expect(try client.command("findadd artist \"Мумий Тролль\"") == ["OK"])
+            #expect(try client.command("searchadd title café") == ["OK"])
+            let queue = try client.command("playlistinfo").filter { $0.hasPrefix("file: ") }
+            #expect(
+                queue == [
+                    "file: Sigur Rós/Ágætis byrjun/z.mp3", "file: Мумий Тролль/y.mp3", "file: Björk/Album/x.mp3",
+                ])
+            // The queue's song blocks come from the library, with its fields.
+            let block = try client.command("playlistinfo 0")
+            #expect(block.contains { $0.hasPrefix("Last-Modified: ") })
+            #expect(block.contains("Format: 44100:16:2"))
+        }
+    }
+
+    @Test("bad filters, bad paths and a full update queue get ACKs, and the daemon goes on")
+    func badInput() throws {
+        try withLibrary { _, client, _ in
+            let deep = String(repeating: "(", count: 10_000) + "Artist == 'x'" + String(repeating: ")", count: 10_000)
+            let nested = try client.command("find \"\(deep)\"")
+            #expect(nested.count == 1 && nested[0].hasPrefix("ACK [2@0] {find}"))
+            let huge = String(repeating: "x", count: 60_000)
+            let long = try client.command("search any \"\(huge)\"")
+            #expect(long == ["OK"])
+            #expect(try client.command("find \"(Title =~ '(')\"").first?.hasPrefix("ACK [2@0] {find}") == true)
+            #expect(try client.command("lsinfo ../..").first?.hasPrefix("ACK [50@0]") == true)
+            #expect(try client.command("update ../etc").first?.hasPrefix("ACK [2@0] {update}") == true)
+            // MPD queues 32 jobs, then refuses: one command list sends 40 at once.
+            try client.send(line: "command_list_begin")
+            for index in 0..<40 {
+                try client.send(line: "update nosuch\(index)")
+            }
+            try client.send(line: "command_list_end")
+            let answer = try client.readAnswer()
+            #expect(answer.last?.hasPrefix("ACK [54@") == true, "\(answer)")
+            #expect(answer.last?.hasSuffix("{update} Update queue is full") == true)
+            try self.waitForUpdates(client)
+            #expect(try client.fields("stats")["songs"] == "4")
+        }
+    }
+
+    @Test("a scan killed half-way is finished by the next start, and nothing is lost")
+    func killedMidScan() throws {
+        let tree = try self.makeTree()
+        // 3,000 more songs (hard links: the scan reads each as a file of its own).
+        for album in 0..<30 {
+            let directory = tree + "/Many/Album \(album)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for track in 0..<100 {
+                link(Paths.fixture("tagged-id3v24.mp3"), directory + "/\(track).mp3")
+            }
+        }
+        let database = try Paths.makeTemporaryDirectory() + "/library.db"
+        var options = RunningPlayerd.Options()
+        options.library = true
+        options.extraArguments = ["--music-dir", tree, "--library", database]
+        let first = try RunningPlayerd(options)
+        let client = try first.connect()
+        _ = try client.fields("status")
+        usleep(150_000)
+        first.kill()
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            try self.waitForUpdates(client)
+            #expect(try client.fields("stats")["songs"] == "3004")
+            #expect(try client.command("list album").contains("Album: Ça ira, mon cœur"))
+            #expect(!daemon.log.contains("moved aside"))
+        }
+    }
+
+    @Test("a corrupt library file is moved aside and rebuilt while playerd serves")
+    func corruptDatabase() throws {
+        let tree = try self.makeTree()
+        let directory = try Paths.makeTemporaryDirectory()
+        let database = directory + "/library.db"
+        try Data(repeating: 0x5A, count: 65_536).write(to: URL(fileURLWithPath: database))
+        var options = RunningPlayerd.Options()
+        options.library = true
+        options.extraArguments = ["--music-dir", tree, "--library", database]
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            try self.waitForUpdates(client)
+            #expect(try client.fields("stats")["songs"] == "4")
+            #expect(daemon.log.contains("moved aside to \(database).broken-"))
+            let kept = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".broken-") }
+            #expect(!kept.isEmpty)
+        }
+    }
+}
