@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, the system packages playerd needs where they are missing.
-#   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev
+#   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev, and
+#                            libsqlite3-dev (the library's store: GRDB links the system SQLite)
 #   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123, sox,
-#                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2), and systemd's
+#                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2), the curses
+#                            clients ncmpcpp and ncmpc with tmux to drive them, and systemd's
 #                            tools (systemd-analyze, systemd-socket-activate) for the unit checks
 # Swift itself is not installed here: it comes from swift.org (6.2 or newer).
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(pkg-config libmpg123-dev libasound2-dev)
+packages=(pkg-config libmpg123-dev libasound2-dev libsqlite3-dev)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 sox lame mpd mpc python3-mpd systemd) ;;
+    test) packages+=(mpg123 sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 
