@@ -220,7 +220,8 @@ struct LibraryUpdate {
         }
         do {
             let record = try SongRecord.read(
-                with: SongReader(), path: self.musicDirectory + "/" + uri, uri: uri, directoryURI: directoryURI, name: name, mtime: mtime,
+                with: SongReader(), path: self.musicDirectory + "/" + uri, uri: uri, directoryURI: directoryURI,
+                name: name, mtime: mtime,
                 size: size)
             let now = Int64(time(nil))
             try self.database.pool.write { db in
@@ -420,7 +421,8 @@ struct LibraryUpdate {
                 let (path, item) = items[index]
                 let result = Result { () throws(DecoderError) in
                     try SongRecord.read(
-                        with: reader, path: path, uri: item.uri, directoryURI: item.directoryURI, name: item.name, mtime: item.mtime,
+                        with: reader, path: path, uri: item.uri, directoryURI: item.directoryURI, name: item.name,
+                        mtime: item.mtime,
                         size: item.size)
                 }
                 results.withLock { $0[index] = result }

@@ -83,7 +83,8 @@ struct LibraryCommandTests {
             let all = try client.command("listall").filter { $0.hasPrefix("file: ") }
             #expect(all.count == 4)
             let info = try client.command("listallinfo Björk")
-            #expect(info.prefix(3).filter { $0.hasPrefix("directory: ") } == ["directory: Björk", "directory: Björk/Album"])
+            #expect(
+                info.prefix(3).filter { $0.hasPrefix("directory: ") } == ["directory: Björk", "directory: Björk/Album"])
             #expect(info.contains("Title: Café Noir — Ünïcødé ☃"))
         }
     }
