@@ -114,16 +114,14 @@ extension Commands {
             var call = call
             for entry in entries {
                 if cancellation.isCancelled { break }
-                call.response.field("file", entry)
-                guard let path = localPath(entry, musicDirectory: musicDirectory) else { continue }
+                guard let path = localPath(entry, musicDirectory: musicDirectory) else {
+                    call.response.field("file", entry)
+                    continue
+                }
                 let info = service.songs.info(for: path)
-                for (tag, value) in info.tags.pairs where call.session.tagTypes.contains(tag) {
-                    call.response.field(tag.rawValue, value)
-                }
-                if let duration = info.duration {
-                    call.response.field("Time", ResponseWriter.wholeSeconds(duration))
-                    call.response.field("duration", seconds: duration)
-                }
+                Answer.songInfo(
+                    file: entry, tags: info.tags, duration: info.duration, tagTypes: call.session.tagTypes,
+                    lastModified: info.lastModified, format: info.format, to: &call.response)
             }
             return call
         }

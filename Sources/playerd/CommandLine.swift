@@ -40,7 +40,8 @@ struct CommandLineOptions {
         ),
         OptionSpec(
             name: "playlist-dir", value: "path", environment: "PLAYERD_PLAYLIST_DIR",
-            help: "Where stored playlists (NAME.m3u) live (default: `playlists` beside the state file)."),
+            help:
+                "Where stored playlists (NAME.m3u) live (default: `playlists` beside the state file); `none` for none."),
         OptionSpec(
             name: "state-file", value: "path", environment: "PLAYERD_STATE_FILE",
             help: "The state file: queue, position, modes; `none` keeps no state."),

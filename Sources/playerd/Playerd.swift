@@ -77,9 +77,11 @@ enum Playerd {
             .flatMap { $0 == "none" ? nil : Self.absolute($0) }
         configuration.libraryPath = (options["library"] ?? Self.defaultLibrary(environment))
             .flatMap { $0 == "none" ? nil : Self.absolute($0) }
-        configuration.playlistDirectory =
-            (options["playlist-dir"].map(Self.absolute))
-            ?? Self.defaultPlaylistDirectory(environment)
+        switch options["playlist-dir"] {
+        case "none": configuration.playlistDirectory = nil
+        case let directory?: configuration.playlistDirectory = Self.absolute(directory)
+        case nil: configuration.playlistDirectory = Self.defaultPlaylistDirectory(environment)
+        }
         if let text = options["max-clients"] {
             guard let limit = Int(text), limit > 0 else {
                 throw UsageError("invalid --max-clients \"\(text)\": expected a whole number of at least 1")

@@ -94,7 +94,9 @@ struct BadInputTests {
         for _ in 0..<120 { cycle() }
         // An open mpg123 handle holds about 60 KiB: leaking one per open would cost over 40 MiB here.
         #expect(residentBytes() - memoryBefore < 16 << 20)
-        #expect(openDescriptors() - descriptorsBefore < 20)
+        // 720 opens: a descriptor leaked per open shows as hundreds. Other suites of this process (the
+        // library's databases and watchers) open some meanwhile, so the bound leaves room for them.
+        #expect(openDescriptors() - descriptorsBefore < 200)
     }
 
     @Test func containerSniffing() {

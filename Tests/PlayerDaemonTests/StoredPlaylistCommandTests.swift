@@ -8,23 +8,20 @@ import Testing
     import Glibc
 #endif
 
-/// An in-process daemon (service and control socket) with a playlist directory: playerd's flag for it
-/// comes with the integration, so these tests set `playlistDirectory` themselves. Its music directory
-/// is a temporary copy of a few fixtures with a cover in a subdirectory.
+/// The real playerd with a playlist directory and a library of its music directory: a temporary copy of
+/// a few fixtures with a cover in a subdirectory.
 final class PlaylistDaemon {
     let directory: String
     let music: String
     let playlists: String
     let socketPath: String
     let cover: [UInt8]
-    let service: PlayerService
-    private let server: ControlServer
+    private let daemon: RunningPlayerd
 
     init() throws {
         self.directory = try Paths.makeTemporaryDirectory()
         self.music = self.directory + "/music"
         self.playlists = self.directory + "/playlists"
-        self.socketPath = self.directory + "/socket"
         let manager = FileManager.default
         try manager.createDirectory(atPath: self.music + "/Artist/Album", withIntermediateDirectories: true)
         try manager.copyItem(atPath: Paths.fixture("one-second.mp3"), toPath: self.music + "/one-second.mp3")
@@ -35,22 +32,22 @@ final class PlaylistDaemon {
         // 20,000 bytes holding every byte value, newlines and "OK\n" included.
         self.cover = (0..<20000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 256) }
         try Data(self.cover).write(to: URL(fileURLWithPath: self.music + "/Artist/Album/cover.jpg"))
-        var configuration = DaemonConfiguration(socketPath: self.socketPath)
-        configuration.output = .null(paced: false)
-        configuration.musicDirectory = self.music
-        configuration.playlistDirectory = self.playlists
-        self.service = PlayerService(configuration: configuration)
-        do {
-            self.server = try ControlServer(service: self.service, logger: Logger(label: "test"))
-        } catch {
-            self.service.shutdown()
-            throw error
+        var options = RunningPlayerd.Options()
+        options.output = "null:unpaced"
+        options.library = true
+        options.extraArguments = ["--music-dir", self.music, "--playlist-dir", self.playlists]
+        self.daemon = try RunningPlayerd(options)
+        self.socketPath = self.daemon.socketPath
+        // The library's first scan, so that lsinfo and listplaylistinfo see the songs.
+        let client = try LineClient.greeted(self.socketPath)
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while try client.fields("status")["updating_db"] != nil, Date() < deadline {
+            usleep(20_000)
         }
     }
 
     deinit {
-        self.server.shutdown()
-        self.service.shutdown()
+        self.daemon.kill()
         try? FileManager.default.removeItem(atPath: self.directory)
     }
 
@@ -232,8 +229,11 @@ struct StoredPlaylistCommandTests {
         #expect(info.contains("duration: 2.000"), "\(info)")
         // The client's tagtypes apply.
         #expect(try client.command("tagtypes clear") == ["OK"])
+        let untagged = try client.command("listplaylistinfo p").filter {
+            !$0.hasPrefix("Last-Modified: ") && !$0.hasPrefix("Format: ")
+        }
         #expect(
-            try client.command("listplaylistinfo p") == [
+            untagged == [
                 "file: Artist/Album/tagged.mp3", "Time: 2", "duration: 2.000", "file: http://example.com/s.mp3", "OK",
             ])
         #expect(try client.command("listplaylistinfo nope") == ["ACK [50@0] {listplaylistinfo} No such playlist"])
@@ -419,17 +419,11 @@ struct StoredPlaylistCommandTests {
 
     @Test("with no playlist directory: listplaylists is empty, the rest are refused")
     func disabled() throws {
-        let directory = try Paths.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = DaemonConfiguration(socketPath: directory + "/socket")
-        configuration.output = .null(paced: false)
-        let service = PlayerService(configuration: configuration)
-        let server = try ControlServer(service: service, logger: Logger(label: "test"))
-        defer {
-            server.shutdown()
-            service.shutdown()
-        }
-        let client = try LineClient.greeted(directory + "/socket")
+        var options = RunningPlayerd.Options()
+        options.extraArguments = ["--playlist-dir", "none"]
+        let daemon = try RunningPlayerd(options)
+        defer { daemon.kill() }
+        let client = try daemon.connect()
         #expect(try client.command("listplaylists") == ["OK"])
         #expect(try client.command("save x") == ["ACK [5@0] {save} Stored playlists are disabled"])
         #expect(try client.command("listplaylist x") == ["ACK [5@0] {listplaylist} Stored playlists are disabled"])
