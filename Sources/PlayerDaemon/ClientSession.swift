@@ -274,14 +274,19 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 self.runAdds(entries, okMode: okMode, from: index)
                 return
             case .deferred(let handler):
+                // What earlier commands answered goes first: a long answer is streamed past this buffer.
+                // Writing may find the client gone and close the channel there and then (the soak
+                // found this): then nothing more runs for it.
+                if let context = self.context {
+                    self.flush(context: context)
+                }
+                guard let context = self.context, !self.closing else { return }
                 self.busy = true
                 let service = self.service
-                // What earlier commands answered goes first: a long answer is streamed past this buffer.
-                self.flush(context: self.context!)
-                call.stream = ResponseStream(channel: self.context!.channel)
+                call.stream = ResponseStream(channel: context.channel)
                 let sentCall = call
                 let failedIndex = index
-                let promise = self.context!.eventLoop.makePromise(of: Result<CommandCall, Ack>.self)
+                let promise = context.eventLoop.makePromise(of: Result<CommandCall, Ack>.self)
                 self.running = Task {
                     do throws(Ack) {
                         promise.succeed(.success(try await handler(service, sentCall)))
@@ -359,10 +364,11 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             calls.append(CommandCall(name: request.name, arguments: request.arguments, session: self.settings))
             requests.append(request)
         }
+        guard let context = self.context else { return }
         self.busy = true
         let service = self.service
         let sentCalls = calls
-        let promise = self.context!.eventLoop.makePromise(of: (added: Int, failure: Ack?).self)
+        let promise = context.eventLoop.makePromise(of: (added: Int, failure: Ack?).self)
         self.running = Task { promise.succeed(await Commands.addAll(service, sentCalls)) }
         promise.futureResult.assumeIsolated().whenSuccess { [self] result in
             self.busy = false
