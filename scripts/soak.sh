@@ -58,7 +58,7 @@ cp Fixtures/tagged-id3v24.mp3 "$music/sub/Ünïcødé — ☃.mp3"
 cp Fixtures/mono-48k-vbr.mp3 "$music/sub/deeper/"
 
 # A queue limit far below the default, so that hostile adds run into it too.
-"$bin/playerd" --socket "$tmp/socket" --output null --music-dir "$music" --state-file "$tmp/state" \
+"$bin/playerd" --socket "$tmp/socket" --output null --music-dir "$music" --state-file "$tmp/state" --library "$tmp/library.db" --playlist-dir "$tmp/playlists" \
     --max-queue-length 2000 2>"$tmp/playerd.log" &
 playerd=$!
 
