@@ -17,7 +17,8 @@
 #      read whole, with the daemon's VmRSS sampled every 2 ms; `add` of a top-level directory of a
 #      tenth of the songs (10,000), another client's round trips meanwhile, then `clear`.
 # Every measurement alternates playerd and mpd. The table is printed and written to
-# .bench/bench-library.txt; no process is left behind, also on Ctrl-C.
+# .bench/bench-library.txt, the daemons' logs to .bench/bench-library-{playerd,mpd}.log; no process is
+# left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_ROUNDS (5: starts, updates, adds, listallinfo), BENCH_LIBRARY_SCANS (3),
 # BENCH_LIBRARY_QUERIES (100 round trips a run, 3 runs), BENCH_LIBRARY_SONGS (20000),
 # BENCH_LIBRARY_BIG (100000), BENCH_SKIP_BUILD (1: use the release build as it is; bench.sh sets it).
@@ -93,6 +94,11 @@ row() {
 # --- daemons ------------------------------------------------------------------------
 DAEMONS="$TMP/daemons"
 mkdir -p "$DAEMONS/playerd" "$DAEMONS/mpd"
+# The daemons' logs stay in .bench/ after the run, for a figure or a failure to be looked into.
+PLAYERD_LOG="$BENCH/bench-library-playerd.log"
+MPD_LOG="$BENCH/bench-library-mpd.log"
+: >"$PLAYERD_LOG"
+: >"$MPD_LOG"
 PLAYERD_SOCKET="$DAEMONS/playerd/socket"
 MPD_SOCKET="$DAEMONS/mpd/socket"
 # mpd_conf TREE: mpd's configuration for a tree, its database in $DAEMONS/mpd/db.
@@ -102,7 +108,7 @@ music_directory "$1"
 db_file "$DAEMONS/mpd/db"
 bind_to_address "$MPD_SOCKET"
 pid_file "$DAEMONS/mpd/pid"
-log_file "$DAEMONS/mpd/log"
+log_file "$MPD_LOG"
 zeroconf_enabled "no"
 max_playlist_length "200000"
 decoder {
@@ -131,16 +137,19 @@ start() {
     rm -f "$socket"
     if [[ $who == mine ]]; then
         [[ ${4:-} == fresh ]] && rm -f "$DAEMONS/playerd/library.db"*
-        out=$("$DB" library-start "$socket" "$songs" -- "$PLAYERD" --socket "$socket" --music-dir "$tree" \
+        out=$("$DB" library-start "$socket" "$songs" --log "$PLAYERD_LOG" -- "$PLAYERD" --socket "$socket" --music-dir "$tree" \
             --library "$DAEMONS/playerd/library.db" --output null --state-file none --playlist-dir none \
-            --log-level warning) || rc=$?
+            --log-level notice) || rc=$?
     else
         [[ ${4:-} == fresh ]] && rm -f "$DAEMONS/mpd/db"
         mpd_conf "$tree"
         out=$("$DB" library-start "$socket" "$songs" -- /usr/bin/mpd --no-daemon "$DAEMONS/mpd/mpd.conf") || rc=$?
     fi
     kv pid <<<"$out" >>"$KILL_PIDS"
-    ((rc == 0)) || die "$who on $tree ($songs songs) did not come up: $(tr '\n' ' ' <<<"$out")"
+    if ((rc != 0)); then
+        tail -n 20 "$([[ $who == mine ]] && echo "$PLAYERD_LOG" || echo "$MPD_LOG")" >&2 || true
+        die "$who on $tree ($songs songs) did not come up: $(tr '\n' ' ' <<<"$out")"
+    fi
     printf '%s\n' "$out"
 }
 # stop PID: SIGTERM, and wait until it is gone (it is daemon-bench's child, not ours).
@@ -227,6 +236,7 @@ for ((i = 0; i < ROUNDS; i++)); do
     for who in $(order "$i"); do
         out=$(start "$who" "$BIG_TREE" "$BIG")
         add "ready-$who" "$(kv stats_ms <<<"$out")"
+        add "greeting-$who" "$(kv ready_ms <<<"$out")"
         add "rss-$who" "$(mb "$(kv rss_kb <<<"$out")")"
         pid=$(kv pid <<<"$out")
         if ((i == ROUNDS - 1)); then
@@ -237,6 +247,7 @@ for ((i = 0; i < ROUNDS; i++)); do
     done
 done
 row "start to ready, $BIG songs (ms)" %.1f ready-mine ready-peer "<= 0.25"
+row "start to the greeting, $BIG songs (ms)" %.1f greeting-mine greeting-peer ""
 row "RSS with $BIG songs (MB)" %.1f rss-mine rss-peer "<= 0.25"
 
 log "G: queries on $BIG songs"

@@ -1,5 +1,6 @@
 // The library benchmarks' clients (section G of scripts/bench.sh), the same for playerd and for mpd:
-//   library-start SOCKET SONGS -- COMMAND...  spawn a daemon; time its greeting, its `stats` holding
+//   library-start SOCKET SONGS [--log FILE] -- COMMAND...
+//                                             spawn a daemon; time its greeting, its `stats` holding
 //                                             SONGS songs, and the end of any update job
 //   library-update SOCKET SONGS               one `update`, timed until its job is over
 //   library-query SOCKET ROUNDS COMMAND [ARG...]  ROUNDS round trips of one request, read whole
@@ -124,14 +125,20 @@ func waitForLibrary(
     }
 }
 
-/// `daemon-bench library-start SOCKET SONGS -- COMMAND...`: spawns COMMAND; prints `ready_ms` (its
-/// greeting), `stats_ms` (`stats` says SONGS songs), `idle_ms` (and `status` shows no update job),
-/// `rss_kb` then, and `pid`.
+/// `daemon-bench library-start SOCKET SONGS [--log FILE] -- COMMAND...`: spawns COMMAND (its stdout
+/// and stderr appended to FILE, or to /dev/null); prints `pid`, `ready_ms` (its greeting), `stats_ms`
+/// (`stats` says SONGS songs), `idle_ms` (and `status` shows no update job) and `rss_kb` then.
 enum LibraryStartCommand: BenchCommand {
     static let name = "library-start"
-    static let usage = "daemon-bench library-start SOCKET SONGS -- COMMAND..."
+    static let usage = "daemon-bench library-start SOCKET SONGS [--log FILE] -- COMMAND..."
 
     static func run(_ arguments: [String]) throws(BenchFailure) {
+        var arguments = arguments
+        var log = "/dev/null"
+        if arguments.count >= 4 && arguments[2] == "--log" {
+            log = arguments[3]
+            arguments.removeSubrange(2...3)
+        }
         guard arguments.count >= 4, arguments[2] == "--" else { throw .usage(self.usage) }
         let songs = try integerArgument(arguments[1], named: "SONGS", atLeast: 0, usage: self.usage)
         let socketPath = arguments[0]
@@ -144,8 +151,8 @@ enum LibraryStartCommand: BenchCommand {
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
         defer { posix_spawn_file_actions_destroy(&actions) }
         let spawned = posix_spawn(&pid, command[0], &actions, nil, &argv, environ)
         guard spawned == 0 else {
