@@ -8,7 +8,8 @@
 #endif
 
 /// `daemon-bench make-library DIR COUNT`: writes COUNT songs under DIR (which must not exist) as
-/// `Artist/Album (Year)/NN Title.mp3`, and prints what the benchmarks ask for and expect: `songs`,
+/// `Artist/Album (Year)/NN Title.mp3`, and prints what the benchmarks ask for and expect: `version`
+/// (of the generator), `songs`,
 /// `artists`, `big_directory` and `big_songs` (a top-level directory of a tenth of the songs),
 /// `search_term` and `search_songs`, `find_album` and `find_songs`, `lsinfo_dir` and `lsinfo_songs`.
 enum MakeLibraryCommand: BenchCommand {
@@ -107,9 +108,12 @@ struct PlannedSong {
 
 /// The whole library, decided by a fixed-seed generator: the same song count gives the same songs.
 struct LibraryPlan {
-    /// The word every 499th title holds, and no other tag: `search any` finds a few dozen songs in 20,000.
+    /// The word every 499th title of the first 20,000 holds, and no other tag: `search any` finds 41 songs
+    /// in 20,000 and in 100,000.
     static let rareWord = "Nachtigall"
     static let artistCount = 400
+    /// Changes whenever the same count would give other files: scripts remake trees of other versions.
+    static let version = 2
 
     private(set) var songs: [PlannedSong] = []
     private(set) var summary: [String] = []
@@ -141,7 +145,9 @@ struct LibraryPlan {
             albumsOf[artist, default: []].insert("\(album) (\(year))")
             for track in 1...tracks {
                 var title = Self.trackTitle(&random)
-                if self.songs.count % 499 == 7 { title += " " + Self.rareWord }
+                // Only among the first 20,000 songs: the same songs match in every larger library, so
+                // a search's answer does not grow with it and its time shows the search alone.
+                if self.songs.count % 499 == 7 && self.songs.count < 20_000 { title += " " + Self.rareWord }
                 self.songs.append(
                     PlannedSong(
                         artist: artist, album: album, year: year, genre: genre, track: track, tracks: tracks,
@@ -158,6 +164,7 @@ struct LibraryPlan {
         let rare = self.songs.filter { $0.title.hasSuffix(Self.rareWord) }.count
         let sampled = sample ?? (self.songs[0].album, self.songs[0].artist + "/" + self.songs[0].albumDirectory, 0)
         self.summary = [
+            "version \(Self.version)",
             "songs \(self.songs.count)",
             "artists \(Set(self.songs.map(\.artist)).count)",
             "albums \(albumIndex)",
