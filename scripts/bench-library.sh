@@ -8,8 +8,9 @@
 #   .bench/.library-N, once: later runs reuse it (the leading dot hides it from the other sections'
 #   daemons, whose music directory is .bench). Each daemon gets the tree as its music directory and a
 #   database of its own in a temporary directory; mpd its null output, libmpg123 as decoder.
-#   1. Full scan of the small tree: each daemon started on a fresh database (both then scan by
-#      themselves), timed from spawn until `stats` holds every song and `status` shows no job.
+#   1. Full scan of the small tree, its files read into the page cache first: each daemon started on
+#      a fresh database (both then scan by themselves), timed from spawn until `stats` holds every
+#      song and `status` shows no job.
 #   2. `update` with nothing changed, timed until its job is over (status polled every 2 ms).
 #   3. `search any`, `list artist`, `find album`, `lsinfo DIR`: round trips, each answer read whole.
 #   4. The big tree: a full scan each; start to ready with it in the database (spawn until `stats`
@@ -188,7 +189,15 @@ query() {
     done
 }
 
+# warm TREE: reads every file of TREE once, so that neither daemon's first scan pays for reading the
+# tree from disk (whoever scanned first would).
+warm() {
+    log "G: reading ${1#"$ROOT/"} into the page cache"
+    find "$1" -type f -print0 | run xargs -0 cat >/dev/null
+}
+
 # --- 1: full scan (small tree) ------------------------------------------------------------
+warm "$SMALL_TREE"
 log "G: full scan of $SMALL songs on a fresh database ($SCANS rounds)"
 for ((i = 0; i < SCANS; i++)); do
     for who in $(order "$i"); do
@@ -229,6 +238,7 @@ row "find album p50, $SMALL songs (us)" %.0f find-p50-mine find-p50-peer "<= 1.0
 row "lsinfo DIR p50, $SMALL songs (us)" %.0f lsinfo-p50-mine lsinfo-p50-peer "<= 1.0"
 
 # --- 4: the big tree ---------------------------------------------------------------------------
+warm "$BIG_TREE"
 log "G: full scan of $BIG songs on a fresh database (once each)"
 for who in mine peer; do
     out=$(start "$who" "$BIG_TREE" "$BIG" fresh)
