@@ -11,7 +11,7 @@ FISHCOMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
 DOCDIR = $(PREFIX)/share/doc/playerd
 RELEASE = .build/release
 
-.PHONY: run test setup release install uninstall bench bench-micro bench-audio bench-engine fixtures format clean
+.PHONY: run test setup release install uninstall bench bench-library bench-micro bench-audio bench-engine fixtures format clean
 
 run:
 	scripts/run.sh
@@ -53,6 +53,9 @@ uninstall:
 
 bench:
 	scripts/bench.sh
+
+bench-library:
+	scripts/bench-library.sh
 
 bench-micro:
 	scripts/bench-micro.sh

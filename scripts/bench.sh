@@ -23,6 +23,9 @@
 #      file): playerd walks the tree, mpd reads its database (updated beforehand); meanwhile a second
 #      client's `repeat 0` and `status` round trips (mpd's null output has no mixer for `setvol`).
 #      The tree exists only during F.
+#   G. The music library (scripts/bench-library.sh, its own table, also in .bench/bench-library.txt):
+#      scans, no-op update, start to ready and RSS with 100,000 songs, search, list, find, lsinfo,
+#      listallinfo and add from the library, on generated tagged trees kept in .bench/.library-N.
 # Every measurement alternates playerd and the peer (or runs them at the same moment: CPU). The table
 # is printed and written to .bench/bench.txt; no process is left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (35),
@@ -377,3 +380,7 @@ NOTES+=("the least any libmpg123 player can spend playing it; half of mpd's CPU 
 NOTES+=("Took $(($(date +%s) - started)) s. Peers: $(mpd --version | head -n 1); $(mpg123 --version | head -n 1).")
 print_table "$(uname -r), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" \
     "figure|playerd median (min-max)|peer|peer median (min-max)|ratio|target"
+
+# --- G: the music library ---------------------------------------------------------------
+log "G: the music library (scripts/bench-library.sh)"
+BENCH_SKIP_BUILD=1 run scripts/bench-library.sh

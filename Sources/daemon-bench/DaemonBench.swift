@@ -9,6 +9,9 @@
 //   daemon-bench rss PID                              a process's resident memory, now
 //   daemon-bench add-dir SOCKET URI EXPECTED          one `add` of a directory, timed, with another
 //                                                     client's round trips during it
+//   daemon-bench make-library DIR COUNT               a tagged library of COUNT songs (LibraryTree.swift)
+//   daemon-bench library-start|library-update|library-query|library-stream ...
+//                                                     the library's figures (LibraryBench.swift)
 //   daemon-bench soak SOCKET PID MUSIC-DIR [...]      hostile clients against a running daemon for a
 //                                                     while (scripts/soak.sh); PASS/FAIL lines
 // Results are printed as `key value` lines on stdout for scripts (scripts/bench-daemon.sh) to collect;
@@ -52,7 +55,8 @@ enum DaemonBench {
     static var commands: [any BenchCommand.Type] {
         [
             StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self,
-            AddDirectoryCommand.self,
+            AddDirectoryCommand.self, MakeLibraryCommand.self, LibraryStartCommand.self, LibraryUpdateCommand.self,
+            LibraryQueryCommand.self, LibraryStreamCommand.self,
             SoakCommand.self,
         ]
     }

@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# bench-library.sh (section G of `make bench`; alone: `make bench-library`): playerd's music library
+# measured side by side with mpd's, the same generated trees, in one run, and a table of ratios.
+# BENCHMARKS.md (section G) says how each figure is measured and shows a full run.
+#
+#   Trees: `daemon-bench make-library` writes a tagged library of BENCH_LIBRARY_SONGS (20,000) and of
+#   BENCH_LIBRARY_BIG (100,000) songs (ID3v2.4, unicode names, the same bytes for the same count) into
+#   .bench/.library-N, once: later runs reuse it (the leading dot hides it from the other sections'
+#   daemons, whose music directory is .bench). Each daemon gets the tree as its music directory and a
+#   database of its own in a temporary directory; mpd its null output, libmpg123 as decoder.
+#   1. Full scan of the small tree, its files read into the page cache first: each daemon started on
+#      a fresh database (both then scan by themselves), timed from spawn until `stats` holds every
+#      song and `status` shows no job.
+#   2. `update` with nothing changed, timed until its job is over (status polled every 2 ms).
+#   3. `search any`, `list artist`, `find album`, `lsinfo DIR`: round trips, each answer read whole.
+#   4. The big tree: a full scan each; start to ready with it in the database (spawn until `stats`
+#      holds every song) and RSS once settled (no job, a `stats` answered); `search any`; `listallinfo`
+#      read whole, with the daemon's VmRSS sampled every 2 ms; `add` of a top-level directory of a
+#      tenth of the songs (10,000), another client's round trips meanwhile, then `clear`.
+# Every measurement alternates playerd and mpd. The table is printed and written to
+# .bench/bench-library.txt, the daemons' logs to .bench/bench-library-{playerd,mpd}.log; no process is
+# left behind, also on Ctrl-C.
+# Knobs (environment): BENCH_ROUNDS (5: starts, updates, adds, listallinfo), BENCH_LIBRARY_SCANS (3),
+# BENCH_LIBRARY_QUERIES (100 round trips a run, 3 runs), BENCH_LIBRARY_SONGS (20000),
+# BENCH_LIBRARY_BIG (100000), BENCH_SKIP_BUILD (1: use the release build as it is; bench.sh sets it).
+set -euo pipefail
+
+ROUNDS=${BENCH_ROUNDS:-5}
+SCANS=${BENCH_LIBRARY_SCANS:-3}
+QUERIES=${BENCH_LIBRARY_QUERIES:-100}
+QUERY_RUNS=3
+SMALL=${BENCH_LIBRARY_SONGS:-20000}
+BIG=${BENCH_LIBRARY_BIG:-100000}
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BENCH_NAME=bench-library
+# shellcheck source=bench-common.sh
+source scripts/bench-common.sh
+started=$(date +%s)
+
+# --- tools, build, trees ---------------------------------------------------------
+need_tools mpd mpc sox lame
+if [[ ${BENCH_SKIP_BUILD:-} != 1 ]]; then
+    scripts/setup.sh build >&2
+    build_release playerd daemon-bench
+fi
+PLAYERD="$RELEASE/playerd"
+DB="$RELEASE/daemon-bench"
+
+# make_tree N: makes .bench/.library-N unless it is there (complete once its .info is written, last)
+# and of the generator's present version. The .info holds make-library's figures (search term,
+# expected counts).
+TREE_VERSION=2
+make_tree() {
+    local dir="$BENCH/.library-$1"
+    [[ -d $dir && $(kv version <"$dir.info" 2>/dev/null) == "$TREE_VERSION" ]] && return 0
+    log "G: making a library of $1 songs in ${dir#"$ROOT/"}"
+    rm -rf "$dir" "$dir.part" "$dir.info"
+    SCRATCH+=("$dir.part")
+    run "$DB" make-library "$dir.part" "$1" >"$TMP/info" || die "make-library $1 failed"
+    mv "$dir.part" "$dir"
+    mv "$TMP/info" "$dir.info"
+}
+make_tree "$SMALL"
+make_tree "$BIG"
+SMALL_TREE="$BENCH/.library-$SMALL"
+BIG_TREE="$BENCH/.library-$BIG"
+info() { kv "$2" <"$BENCH/.library-$1.info"; }
+# Values with spaces: everything after the key.
+info_text() { awk -v k="$2" '$1 == k { sub(/^[^ ]+ /, ""); print; exit }' <"$BENCH/.library-$1.info"; }
+SEARCH=$(info_text "$SMALL" search_term)
+FIND_ALBUM=$(info_text "$SMALL" find_album)
+LSINFO_DIR=$(info_text "$SMALL" lsinfo_dir)
+BIG_DIR=$(info_text "$BIG" big_directory)
+BIG_SONGS=$(info "$BIG" big_songs)
+
+# --- recording (as in bench.sh) ----------------------------------------------------
+mkdir -p "$TMP/samples"
+add() { printf '%s\n' "$2" >>"$TMP/samples/$1"; }
+summary() { stats <"$TMP/samples/$1"; }
+median() { summary "$1" | cut -d' ' -f1; }
+ROWS=()
+NOTES=()
+# row FIGURE FORMAT MINE PEER TARGET: a table row from two sample sets; the ratio is the medians'
+# playerd / mpd; "met" compares the ratio with a target of the form "<= X".
+row() {
+    local mine peer ratio met=""
+    mine=$(summary "$3")
+    peer=$(summary "$4")
+    ratio=$(awk -v a="${mine%% *}" -v b="${peer%% *}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')
+    if [[ $5 == "<= "* && $ratio != - ]]; then
+        met=$(awk -v r="$ratio" -v t="${5#<= }" 'BEGIN { print (r <= t) ? "yes" : "no" }')
+    fi
+    ROWS+=("$1|$(fmt "$2" "$mine")|$(fmt "$2" "$peer")|$ratio|$5|$met")
+}
+
+# --- daemons ------------------------------------------------------------------------
+DAEMONS="$TMP/daemons"
+mkdir -p "$DAEMONS/playerd" "$DAEMONS/mpd"
+# The daemons' logs stay in .bench/ after the run, for a figure or a failure to be looked into.
+PLAYERD_LOG="$BENCH/bench-library-playerd.log"
+MPD_LOG="$BENCH/bench-library-mpd.log"
+: >"$PLAYERD_LOG"
+: >"$MPD_LOG"
+PLAYERD_SOCKET="$DAEMONS/playerd/socket"
+MPD_SOCKET="$DAEMONS/mpd/socket"
+# mpd_conf TREE: mpd's configuration for a tree, its database in $DAEMONS/mpd/db. Its output buffer
+# is raised to 256 MiB: by default mpd drops a client whose answer passes 8 MiB, as listallinfo of
+# 100,000 songs (28 MB) does. Its log says warnings only: a line per song scanned would cost it time.
+mpd_conf() {
+    cat >"$DAEMONS/mpd/mpd.conf" <<CONF
+music_directory "$1"
+db_file "$DAEMONS/mpd/db"
+bind_to_address "$MPD_SOCKET"
+pid_file "$DAEMONS/mpd/pid"
+log_file "$MPD_LOG"
+log_level "warning"
+zeroconf_enabled "no"
+max_playlist_length "200000"
+max_output_buffer_size "262144"
+decoder {
+    plugin "mad"
+    enabled "no"
+}
+decoder {
+    plugin "wildmidi"
+    enabled "no"
+}
+input {
+    plugin "curl"
+    enabled "no"
+}
+audio_output {
+    type "null"
+    name "null"
+}
+CONF
+}
+# start WHO TREE SONGS [fresh]: starts a daemon on TREE through daemon-bench library-start, which
+# times it; with "fresh", on an empty database. Prints daemon-bench's report ("pid N" among it).
+start() {
+    local who=$1 tree=$2 songs=$3 socket out rc=0
+    socket=$([[ $who == mine ]] && echo "$PLAYERD_SOCKET" || echo "$MPD_SOCKET")
+    rm -f "$socket"
+    if [[ $who == mine ]]; then
+        [[ ${4:-} == fresh ]] && rm -f "$DAEMONS/playerd/library.db"*
+        out=$("$DB" library-start "$socket" "$songs" --log "$PLAYERD_LOG" -- "$PLAYERD" --socket "$socket" --music-dir "$tree" \
+            --library "$DAEMONS/playerd/library.db" --output null --state-file none --playlist-dir none \
+            --log-level notice) || rc=$?
+    else
+        [[ ${4:-} == fresh ]] && rm -f "$DAEMONS/mpd/db"
+        mpd_conf "$tree"
+        out=$("$DB" library-start "$socket" "$songs" -- /usr/bin/mpd --no-daemon "$DAEMONS/mpd/mpd.conf") || rc=$?
+    fi
+    kv pid <<<"$out" >>"$KILL_PIDS"
+    if ((rc != 0)); then
+        tail -n 20 "$([[ $who == mine ]] && echo "$PLAYERD_LOG" || echo "$MPD_LOG")" >&2 || true
+        die "$who on $tree ($songs songs) did not come up: $(tr '\n' ' ' <<<"$out")"
+    fi
+    printf '%s\n' "$out"
+}
+# stop PID: SIGTERM, and wait until it is gone (it is daemon-bench's child, not ours).
+stop() {
+    kill -TERM "$1" 2>/dev/null || return 0
+    for _ in $(seq 500); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.02; done
+    kill -KILL "$1" 2>/dev/null || true
+}
+socket_of() { [[ $1 == mine ]] && echo "$PLAYERD_SOCKET" || echo "$MPD_SOCKET"; }
+# order I: "mine peer" on even rounds, "peer mine" on odd ones.
+order() { (($1 % 2)) && echo "peer mine" || echo "mine peer"; }
+mb() { awk '{ printf "%.1f\n", $1 / 1024 }' <<<"$1"; }
+
+# query SIZE NAME EXPECTED-FILES COMMAND...: QUERY_RUNS runs of QUERIES round trips on each daemon,
+# alternating; records p50 and p99 as NAME-p50-WHO, NAME-p99-WHO; checks the songs in the answer.
+query() {
+    local size=$1 name=$2 expected=$3 out files
+    shift 3
+    for ((i = 0; i < QUERY_RUNS; i++)); do
+        for who in $(order "$i"); do
+            out=$("$DB" library-query "$(socket_of "$who")" "$QUERIES" "$@") || die "$who: $* failed: $out"
+            add "$name-p50-$who" "$(kv p50_us <<<"$out")"
+            add "$name-p99-$who" "$(kv p99_us <<<"$out")"
+            files=$(kv files <<<"$out")
+            [[ $expected == - || $files == "$expected" ]] ||
+                die "$who answered $* ($size songs) with $files songs, not $expected"
+            printf '%s\n' "$files" >"$TMP/samples/$name-files-$who"
+            kv lines <<<"$out" >"$TMP/samples/$name-lines-$who"
+        done
+    done
+}
+
+# warm TREE: reads every file of TREE once, so that neither daemon's first scan pays for reading the
+# tree from disk (whoever scanned first would).
+warm() {
+    log "G: reading ${1#"$ROOT/"} into the page cache"
+    find "$1" -type f -print0 | run xargs -0 cat >/dev/null
+}
+
+# --- 1: full scan (small tree) ------------------------------------------------------------
+warm "$SMALL_TREE"
+log "G: full scan of $SMALL songs on a fresh database ($SCANS rounds)"
+for ((i = 0; i < SCANS; i++)); do
+    for who in $(order "$i"); do
+        out=$(start "$who" "$SMALL_TREE" "$SMALL" fresh)
+        stop "$(kv pid <<<"$out")"
+        add "scan-$who" "$(kv idle_ms <<<"$out")"
+    done
+done
+row "full scan of $SMALL songs (ms)" %.0f scan-mine scan-peer "<= 0.5"
+
+# --- 2, 3: no-op update and queries (small tree) -------------------------------------------
+MINE_PID=$(kv pid <<<"$(start mine "$SMALL_TREE" "$SMALL")")
+PEER_PID=$(kv pid <<<"$(start peer "$SMALL_TREE" "$SMALL")")
+log "G: update with nothing changed, $SMALL songs ($ROUNDS rounds)"
+for ((i = 0; i < ROUNDS; i++)); do
+    for who in $(order "$i"); do
+        out=$("$DB" library-update "$(socket_of "$who")" "$SMALL") || die "$who: update failed: $out"
+        add "noop-$who" "$(kv update_ms <<<"$out")"
+    done
+done
+row "update, nothing changed, $SMALL songs (ms)" %.0f noop-mine noop-peer "<= 0.5"
+
+log "G: queries on $SMALL songs ($QUERY_RUNS runs of $QUERIES round trips each)"
+query "$SMALL" search "$(info "$SMALL" search_songs)" search any "$SEARCH"
+query "$SMALL" list - list artist
+query "$SMALL" find "$(info "$SMALL" find_songs)" find album "$FIND_ALBUM"
+query "$SMALL" lsinfo "$(info "$SMALL" lsinfo_songs)" lsinfo "$LSINFO_DIR"
+for who in mine peer; do
+    [[ $(cat "$TMP/samples/list-lines-$who") == "$(info "$SMALL" artists)" ]] ||
+        die "$who: list artist gave $(cat "$TMP/samples/list-lines-$who") lines, not $(info "$SMALL" artists) artists"
+done
+stop "$MINE_PID"
+stop "$PEER_PID"
+row "search any \"$SEARCH\" p50, $SMALL songs (us)" %.0f search-p50-mine search-p50-peer "<= 0.25"
+row "search any \"$SEARCH\" p99, $SMALL songs (us)" %.0f search-p99-mine search-p99-peer ""
+row "list artist p50, $SMALL songs (us)" %.0f list-p50-mine list-p50-peer "<= 1.0"
+row "find album p50, $SMALL songs (us)" %.0f find-p50-mine find-p50-peer "<= 1.0"
+row "lsinfo DIR p50, $SMALL songs (us)" %.0f lsinfo-p50-mine lsinfo-p50-peer "<= 1.0"
+
+# --- 4: the big tree ---------------------------------------------------------------------------
+warm "$BIG_TREE"
+log "G: full scan of $BIG songs on a fresh database (once each)"
+for who in mine peer; do
+    out=$(start "$who" "$BIG_TREE" "$BIG" fresh)
+    stop "$(kv pid <<<"$out")"
+    add "bigscan-$who" "$(kv idle_ms <<<"$out")"
+done
+row "full scan of $BIG songs (ms)" %.0f bigscan-mine bigscan-peer ""
+
+log "G: start to ready with $BIG songs in the database ($ROUNDS rounds)"
+for ((i = 0; i < ROUNDS; i++)); do
+    for who in $(order "$i"); do
+        out=$(start "$who" "$BIG_TREE" "$BIG")
+        add "ready-$who" "$(kv stats_ms <<<"$out")"
+        add "greeting-$who" "$(kv ready_ms <<<"$out")"
+        add "jobrss-$who" "$(mb "$(kv rss_kb <<<"$out")")"
+        pid=$(kv pid <<<"$out")
+        if ((i == ROUNDS - 1)); then
+            [[ $who == mine ]] && MINE_PID=$pid || PEER_PID=$pid
+            # Settled: playerd gives freed heap back (malloc_trim) 2 s after a client leaves, as
+            # library-start's just did; then a `stats` on a new connection, as a client would.
+            sleep 3
+            "$DB" library-query "$(socket_of "$who")" 1 stats >/dev/null || die "$who: stats failed"
+            add "rss-$who" "$(mb "$("$DB" rss "$pid" | kv rss_kb)")"
+        else
+            stop "$pid"
+        fi
+    done
+done
+row "start to ready, $BIG songs (ms)" %.1f ready-mine ready-peer "<= 0.25"
+row "start to the greeting, $BIG songs (ms)" %.1f greeting-mine greeting-peer ""
+row "RSS with $BIG songs, settled (MB)" %.1f rss-mine rss-peer "<= 0.25"
+row "RSS with $BIG songs, at ready + job over (MB)" %.1f jobrss-mine jobrss-peer ""
+
+log "G: queries on $BIG songs"
+query "$BIG" bigsearch "$(info "$BIG" search_songs)" search any "$SEARCH"
+row "search any \"$SEARCH\" p50, $BIG songs (us)" %.0f bigsearch-p50-mine bigsearch-p50-peer "<= 0.25"
+row "search any \"$SEARCH\" p99, $BIG songs (us)" %.0f bigsearch-p99-mine bigsearch-p99-peer ""
+
+log "G: listallinfo of $BIG songs ($ROUNDS rounds), RSS sampled meanwhile"
+for ((i = 0; i < ROUNDS; i++)); do
+    for who in $(order "$i"); do
+        pid=$([[ $who == mine ]] && echo "$MINE_PID" || echo "$PEER_PID")
+        out=$("$DB" library-stream "$(socket_of "$who")" "$pid" listallinfo) || die "$who: listallinfo failed: $out"
+        [[ $(kv files <<<"$out") == "$BIG" ]] || die "$who: listallinfo gave $(kv files <<<"$out") songs, not $BIG"
+        add "lai-$who" "$(kv wall_ms <<<"$out")"
+        add "laibytes-$who" "$(kv bytes <<<"$out")"
+        add "laigrow-$who" "$(mb "$(($(kv rss_peak_kb <<<"$out") - $(kv rss_before_kb <<<"$out")))")"
+        add "laipeak-$who" "$(mb "$(kv rss_peak_kb <<<"$out")")"
+    done
+done
+row "listallinfo, $BIG songs (ms)" %.0f lai-mine lai-peer "<= 1.0"
+row "RSS growth during listallinfo (MB)" %.1f laigrow-mine laigrow-peer ""
+row "peak RSS during listallinfo (MB)" %.1f laipeak-mine laipeak-peer ""
+
+log "G: add of \"$BIG_DIR\" ($BIG_SONGS songs) from the library ($ROUNDS rounds)"
+for ((i = 0; i < ROUNDS; i++)); do
+    for who in $(order "$i"); do
+        socket=$(socket_of "$who")
+        out=$("$DB" add-dir "$socket" "$BIG_DIR" "$BIG_SONGS") || die "$who: add of $BIG_DIR failed: $out"
+        add "add-$who" "$(kv add_ms <<<"$out")"
+        run mpc --host "$socket" -q clear
+    done
+done
+row "add of a $BIG_SONGS-song directory (ms)" %.1f add-mine add-peer "<= 1.0"
+stop "$MINE_PID"
+stop "$PEER_PID"
+
+# --- the table --------------------------------------------------------------------------------
+growth=$(awk -v a="$(median search-p50-mine)" -v b="$(median bigsearch-p50-mine)" 'BEGIN { printf "%.2f", b / a }')
+peer_growth=$(awk -v a="$(median search-p50-peer)" -v b="$(median bigsearch-p50-peer)" 'BEGIN { printf "%.2f", b / a }')
+flat=$(awk -v g="$(median laigrow-mine)" 'BEGIN { print (g <= 10) ? "met" : "not met" }')
+NOTES+=("Ratio: playerd / mpd; below 1 is better. Met: the ratio against the target.")
+NOTES+=("search any p50 from $SMALL to $BIG songs: playerd x$growth, mpd x$peer_growth (target: playerd within x2: $(awk -v g="$growth" 'BEGIN { print (g <= 2) ? "met" : "not met" }')).")
+NOTES+=("playerd's RSS during listallinfo of $BIG songs ($(median laibytes-mine) bytes; mpd $(median laibytes-peer)): +$(median laigrow-mine) MB over its RSS before (target within 10 MB: $flat).")
+NOTES+=("Songs found: search $(cat "$TMP/samples/search-files-mine") ($SMALL), $(cat "$TMP/samples/bigsearch-files-mine") ($BIG); find album \"$FIND_ALBUM\" $(cat "$TMP/samples/find-files-mine"); lsinfo \"$LSINFO_DIR\" $(cat "$TMP/samples/lsinfo-files-mine"); list artist $(cat "$TMP/samples/list-lines-mine") lines (the same for mpd).")
+NOTES+=("Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Took $(($(date +%s) - started)) s. Peer: $(mpd --version | head -n 1).")
+print_table "$(uname -r), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" \
+    "figure|playerd median (min-max)|mpd median (min-max)|ratio|target|met"
