@@ -23,7 +23,10 @@ public final class MusicLibrary: Sendable {
 
     /// The music directory, without a trailing slash.
     public let musicDirectory: String
-    let database: LibraryDatabase
+    /// The database now: replaced only when the file turns out to be damaged (see `rebuild`).
+    var database: LibraryDatabase { self.currentDatabase.withLock { $0 } }
+    private let currentDatabase: Mutex<LibraryDatabase>
+    private let databasePath: String
     private let events: @Sendable (Event) -> Void
     private let jobs = Mutex(JobQueue())
     private let wakeUp = DispatchSemaphore(value: 0)
@@ -65,9 +68,11 @@ public final class MusicLibrary: Sendable {
         self.musicDirectory = directory
         self.events = events
         Self.makeParentDirectory(of: databasePath)
-        self.database = try LibraryDatabase(path: databasePath) { aside, reason in
-            events(.notice("library \(databasePath): \(reason); moved aside to \(aside) and rebuilt"))
-        }
+        self.databasePath = databasePath
+        self.currentDatabase = Mutex(
+            try LibraryDatabase(path: databasePath) { aside, reason in
+                events(.notice("library \(databasePath): \(reason); moved aside to \(aside) and rebuilt"))
+            })
         if watches {
             let updates = Target()
             self.watcher = LibraryWatcher(rescanInterval: rescanInterval, watchLimit: watchLimit) { uris in
@@ -154,7 +159,37 @@ public final class MusicLibrary: Sendable {
         watcher.watch(directories) { self.path(of: $0) }
     }
 
+    /// Closes the damaged database (waiting for the queries reading it), moves it aside, starts an empty
+    /// one in its place and queues a full update to fill it. Queries wait meanwhile.
+    private func rebuild(because error: any Error) {
+        do {
+            try self.currentDatabase.withLock { database in
+                try? database.pool.close()
+                let aside = LibraryDatabase.moveAside(self.databasePath)
+                database = try LibraryDatabase(path: self.databasePath)
+                self.events(.notice("library \(self.databasePath): \(error); moved aside to \(aside) and rebuilt"))
+            }
+        } catch {
+            self.events(.notice("library \(self.databasePath) could not be rebuilt: \(error)"))
+            return
+        }
+        self.cachedStats.withLock { $0 = (try? self.readStats()) ?? LibraryStats() }
+        _ = try? self.update("")
+    }
+
     private func runJobs() {
+        // The file opened; now every page of it is checked, before any job writes to it.
+        do {
+            try self.database.check()
+        } catch {
+            if LibraryDatabase.isDamage(error) {
+                self.rebuild(because: error)
+            } else {
+                self.events(.notice("library \(self.databasePath) could not be checked: \(error)"))
+            }
+        }
+        // A job that fails on a damaged file rebuilds it, but not twice in a row.
+        var rebuiltForLastJob = false
         while true {
             self.wakeUp.wait()
             while let job = self.jobs.withLock({ jobs -> (id: Int, uri: String, rescan: Bool)? in
@@ -169,8 +204,14 @@ public final class MusicLibrary: Sendable {
                     let update = LibraryUpdate(
                         database: self.database, musicDirectory: self.musicDirectory, cancellation: self.cancellation)
                     report = try update.run(uri: job.uri, rescan: job.rescan)
+                    rebuiltForLastJob = false
                 } catch {
-                    self.events(.notice("library update of \"\(job.uri)\" failed: \(error)"))
+                    if LibraryDatabase.isDamage(error) && !rebuiltForLastJob {
+                        rebuiltForLastJob = true
+                        self.rebuild(because: error)
+                    } else {
+                        self.events(.notice("library update of \"\(job.uri)\" failed: \(error)"))
+                    }
                 }
                 for skipped in report.skipped.prefix(100) {
                     self.events(.notice("library: skipped \(skipped)"))

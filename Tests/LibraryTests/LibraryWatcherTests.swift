@@ -71,6 +71,39 @@ import Testing
         #expect(said.count == 1)
         #expect(said.first?.contains("rescanned every 500 ms instead of watched") == true)
     }
+
+    @Test func damageFoundAfterOpeningIsMovedAsideAndRebuilt() throws {
+        let tree = try ScannedTree()
+        let path = tree.root + "/watched.db"
+        let first = try self.library(in: tree.root, notices: Notices())
+        _ = try first.update("")
+        #expect(eventually { first.stats.songs == 4 })
+        // Everything in the main file, then the pages of the tag table and its indexes overwritten: the
+        // file still opens (its first pages are whole), and only a check of every page finds the damage.
+        let pages = try first.database.pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            return try Int.fetchAll(
+                db, sql: "SELECT rootpage FROM sqlite_master WHERE name IN ('tag', 'tag_by_value', 'tag_by_song')")
+        }
+        first.shutdown()
+        #expect(pages.count == 3)
+        let file = try #require(FileHandle(forUpdatingAtPath: path))
+        for page in pages {
+            try file.seek(toOffset: UInt64((page - 1) * 4096))
+            try file.write(contentsOf: Data(repeating: 0xA5, count: 4096))
+        }
+        try file.close()
+
+        let notices = Notices()
+        let second = try self.library(in: tree.root, notices: notices)
+        defer { second.shutdown() }
+        #expect(eventually { notices.texts.withLock { $0.contains { $0.contains("moved aside to \(path).broken-") } } })
+        #expect(eventually { second.stats.songs == 4 })
+        #expect(second.stats.artists == first.stats.artists)
+        #expect(try second.songURIs(under: "A") == ["A/x.mp3", "A/B/y.mp3"])
+        let kept = try FileManager.default.contentsOfDirectory(atPath: tree.root).filter { $0.contains(".broken-") }
+        #expect(!kept.isEmpty)
+    }
 }
 
 /// Libraries made by tests, kept until the process ends, as the daemon keeps its one: deallocating a
