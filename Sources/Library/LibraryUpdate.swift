@@ -39,12 +39,12 @@ struct LibraryUpdate {
     static let batchSize = 512
 
     private struct Known {
-        var directories: [String: (id: Int64, mtime: Int64)] = [:]
-        var songs: [String: (mtime: Int64, size: Int64)] = [:]
-        var playlists: [String: Int64] = [:]
+        var directories: [PathKey: (id: Int64, mtime: Int64)] = [:]
+        var songs: [PathKey: (mtime: Int64, size: Int64)] = [:]
+        var playlists: [PathKey: Int64] = [:]
         /// Files that could not be read, as they were then: not read (nor named in the log) again
         /// until they change.
-        var unreadable: [String: (mtime: Int64, size: Int64)] = [:]
+        var unreadable: [PathKey: (mtime: Int64, size: Int64)] = [:]
     }
 
     /// Runs the update of `uri` ("" for everything); `rescan` reads every file again.
@@ -68,23 +68,34 @@ struct LibraryUpdate {
         let walked = walk.directories
 
         // Directories and songs that vanished leave first; cascades take their songs and tags.
-        let vanishedDirectories = known.directories.keys.filter { walked[$0] == nil && !($0.isEmpty && uri.isEmpty) }
-        let vanishedSongs = known.songs.keys.filter { songURI in
-            let (directoryURI, name) = Self.split(songURI)
-            return walked[directoryURI]?.songs[name] == nil
+        let vanishedDirectories = known.directories.keys.filter {
+            walked[$0] == nil && !($0.string.isEmpty && uri.isEmpty)
         }
         var toRead: [(uri: String, directoryURI: String, name: String, mtime: Int64, size: Int64)] = []
-        for (directoryURI, directory) in walked {
-            for (name, file) in directory.songs {
+        // Known songs the walk met: when that is all of them, none vanished.
+        var met = 0
+        for (directoryKey, directory) in walked {
+            let directoryURI = directoryKey.string
+            for (nameKey, file) in directory.songs {
+                let name = nameKey.string
                 let songURI = directoryURI.isEmpty ? name : directoryURI + "/" + name
-                if !rescan, let failed = known.unreadable[songURI], failed == (file.mtime, file.size) {
+                let previous = known.songs[PathKey(songURI)]
+                if previous != nil { met += 1 }
+                if !rescan, let failed = known.unreadable[PathKey(songURI)], failed == (file.mtime, file.size) {
                     continue
                 }
-                if rescan || known.songs[songURI].map({ $0 != (file.mtime, file.size) }) ?? true {
+                if rescan || previous.map({ $0 != (file.mtime, file.size) }) ?? true {
                     toRead.append((songURI, directoryURI, name, file.mtime, file.size))
                 }
             }
         }
+        let vanishedSongs =
+            met == known.songs.count
+            ? []
+            : known.songs.keys.filter { songURI in
+                let (directoryURI, name) = Self.split(songURI.string)
+                return walked[PathKey(directoryURI)]?.songs[PathKey(name)] == nil
+            }.map(\.string)
         // Read in the order the walk saw them: directories stay together in a batch.
         toRead.sort { $0.uri.utf8.lexicographicallyPrecedes($1.uri.utf8) }
         let directoryChanges = walked.contains { uri, directory in
@@ -93,18 +104,20 @@ struct LibraryUpdate {
         let playlistsChanged =
             walked.contains { directoryURI, directory in
                 directory.playlists.contains { name, mtime in
-                    known.playlists[directoryURI.isEmpty ? name : directoryURI + "/" + name] != mtime
+                    let directoryURI = directoryURI.string
+                    return known.playlists[
+                        PathKey(directoryURI.isEmpty ? name.string : directoryURI + "/" + name.string)] != mtime
                 }
             }
             || known.playlists.contains { playlistURI, _ in
-                let (directoryURI, name) = Self.split(playlistURI)
-                return walked[directoryURI]?.playlists[name] == nil
+                let (directoryURI, name) = Self.split(playlistURI.string)
+                return walked[PathKey(directoryURI)]?.playlists[PathKey(name)] == nil
             }
 
         let vanishedUnreadable = known.unreadable.keys.filter { songURI in
-            let (directoryURI, name) = Self.split(songURI)
-            return walked[directoryURI]?.songs[name] == nil
-        }
+            let (directoryURI, name) = Self.split(songURI.string)
+            return walked[PathKey(directoryURI)]?.songs[PathKey(name)] == nil
+        }.map(\.string)
         if !vanishedDirectories.isEmpty || !vanishedSongs.isEmpty || directoryChanges || playlistsChanged
             || !vanishedUnreadable.isEmpty
         {
@@ -116,7 +129,7 @@ struct LibraryUpdate {
                     try db.execute(sql: "DELETE FROM song WHERE uri = ?", arguments: [songURI])
                 }
                 for directoryURI in vanishedDirectories {
-                    try db.execute(sql: "DELETE FROM directory WHERE uri = ?", arguments: [directoryURI])
+                    try db.execute(sql: "DELETE FROM directory WHERE uri = ?", arguments: [directoryURI.string])
                 }
                 try Self.writeDirectories(walked, root: uri, db: db)
             }
@@ -171,11 +184,11 @@ struct LibraryUpdate {
                                 sql: "INSERT OR REPLACE INTO unreadable (uri, mtime, size, reason) VALUES (?, ?, ?, ?)",
                                 arguments: [failure.uri, failure.mtime, failure.size, failure.reason])
                         }
-                        for record in records where known.unreadable[record.uri] != nil {
+                        for record in records where known.unreadable[PathKey(record.uri)] != nil {
                             try db.execute(sql: "DELETE FROM unreadable WHERE uri = ?", arguments: [record.uri])
                         }
                         for record in records {
-                            let replacing = known.songs[record.uri] != nil
+                            let replacing = known.songs[PathKey(record.uri)] != nil
                             if replacing { updated += 1 } else { added += 1 }
                             try Self.write(record, added: now, replacing: replacing, db: db)
                         }
@@ -258,18 +271,18 @@ struct LibraryUpdate {
                 db, sql: "SELECT uri, id, mtime FROM directory WHERE \(directories.sql)",
                 arguments: directories.arguments)
             while let row = try rows.next() {
-                known.directories[row[0]] = (row[1], row[2])
+                known.directories[PathKey(row[0])] = (row[1], row[2])
             }
             let songs = Self.under("uri", uri)
             let songRows = try Row.fetchCursor(
                 db, sql: "SELECT uri, mtime, size FROM song WHERE \(songs.sql)", arguments: songs.arguments)
             while let row = try songRows.next() {
-                known.songs[row[0]] = (row[1], row[2])
+                known.songs[PathKey(row[0])] = (row[1], row[2])
             }
             let unreadableRows = try Row.fetchCursor(
                 db, sql: "SELECT uri, mtime, size FROM unreadable WHERE \(songs.sql)", arguments: songs.arguments)
             while let row = try unreadableRows.next() {
-                known.unreadable[row[0]] = (row[1], row[2])
+                known.unreadable[PathKey(row[0])] = (row[1], row[2])
             }
             let playlistRows = try Row.fetchCursor(
                 db,
@@ -280,7 +293,7 @@ struct LibraryUpdate {
             while let row = try playlistRows.next() {
                 let directoryURI: String = row[0]
                 let name: String = row[1]
-                known.playlists[directoryURI.isEmpty ? name : directoryURI + "/" + name] = row[2]
+                known.playlists[PathKey(directoryURI.isEmpty ? name : directoryURI + "/" + name)] = row[2]
             }
             return known
         }
@@ -300,17 +313,17 @@ struct LibraryUpdate {
     }
 
     /// Writes the walked directories (their rows and mtimes, and their playlist files).
-    private static func writeDirectories(_ walked: [String: WalkedDirectory], root: String, db: Database) throws {
+    private static func writeDirectories(_ walked: [PathKey: WalkedDirectory], root: String, db: Database) throws {
         // Parents before children: sorted URIs put "A" before "A/B".
-        for uri in walked.keys.sorted() {
-            let directory = walked[uri]!
-            let id = try Self.ensureDirectory(uri, db: db)
+        for key in walked.keys.sorted(by: { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }) {
+            let directory = walked[key]!
+            let id = try Self.ensureDirectory(key.string, db: db)
             try db.execute(sql: "UPDATE directory SET mtime = ? WHERE id = ?", arguments: [directory.mtime, id])
             try db.execute(sql: "DELETE FROM playlist_file WHERE directory = ?", arguments: [id])
             for (name, mtime) in directory.playlists {
                 try db.execute(
                     sql: "INSERT INTO playlist_file (directory, name, mtime) VALUES (?, ?, ?)",
-                    arguments: [id, name, mtime])
+                    arguments: [id, name.string, mtime])
             }
         }
     }

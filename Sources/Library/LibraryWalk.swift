@@ -11,9 +11,9 @@ import Synchronization
 struct WalkedDirectory {
     var mtime: Int64
     /// MP3 files by name: modification time and size.
-    var songs: [String: (mtime: Int64, size: Int64)] = [:]
+    var songs: [PathKey: (mtime: Int64, size: Int64)] = [:]
     /// Playlist files (`.m3u`, `.m3u8`) by name: modification time.
-    var playlists: [String: Int64] = [:]
+    var playlists: [PathKey: Int64] = [:]
     /// Subdirectories by name.
     var subdirectories: [String] = []
 }
@@ -25,7 +25,7 @@ struct LibraryWalk {
     let musicDirectory: String
     let cancellation: WalkCancellation?
     /// The directories seen, by URI ("" is the music directory itself).
-    private(set) var directories: [String: WalkedDirectory] = [:]
+    private(set) var directories: [PathKey: WalkedDirectory] = [:]
     /// What could not be read, with the reason: named once in the log, counted in the update's result.
     private(set) var skipped: [(path: String, reason: String)] = []
     /// The kernel file system of each device met, or nil for a real one: one `statfs` per device.
@@ -165,16 +165,16 @@ struct LibraryWalk {
                 subdirectories.append((childURI, child))
             case S_IFREG where isSong:
                 // Whether it can be read is found when it is read (and then named once).
-                directory.songs[name] = (Int64(child.st_mtim.tv_sec), Int64(child.st_size))
+                directory.songs[PathKey(name)] = (Int64(child.st_mtim.tv_sec), Int64(child.st_size))
             case S_IFREG where isPlaylist:
-                directory.playlists[name] = Int64(child.st_mtim.tv_sec)
+                directory.playlists[PathKey(name)] = Int64(child.st_mtim.tv_sec)
             default:
                 break
             }
         }
         directory.subdirectories.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         subdirectories.sort { $0.uri.utf8.lexicographicallyPrecedes($1.uri.utf8) }
-        self.directories[uri] = directory
+        self.directories[PathKey(uri)] = directory
         return subdirectories
     }
 

@@ -221,6 +221,22 @@ final class ScannedTree {
         #expect(!moved.isEmpty)
     }
 
+    @Test func namesThatDifferOnlyInNormalizationAreTwoSongs() throws {
+        let tree = try ScannedTree()
+        // "café" with a composed é, and with an e and a combining accent: two files to the file system.
+        for name in ["caf\u{E9}.mp3", "cafe\u{301}.mp3"] {
+            try FileManager.default.copyItem(
+                atPath: ScannedTree.fixtures + "/one-second.mp3", toPath: tree.music + "/C/" + name)
+        }
+        let report = try tree.update()
+        #expect(report.added == 6)
+        #expect(try tree.library.readStats().songs == 6)
+        #expect(try tree.update().changed == false)
+        try FileManager.default.removeItem(atPath: tree.music + "/C/cafe\u{301}.mp3")
+        #expect(try tree.update().removed == 1)
+        #expect(try tree.library.songURIs(under: "C")?.count == 2)
+    }
+
     @Test func symlinkLoopsEndAndBadNamesAreNamed() throws {
         let tree = try ScannedTree()
         // A loop back to the root, and a file whose name is not UTF-8.
