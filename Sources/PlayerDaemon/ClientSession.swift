@@ -23,6 +23,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var busy = false
     /// The task running the client's deferred command, cancelled if the client goes (ending its walk).
     private var running: Task<Void, Never>?
+    /// What stops the client's library query, fired if the client goes.
+    private var runningQuery: WalkCancellation?
     /// Set while a pump waits for this client's next turn.
     private var pumpScheduled = false
     /// A command list waiting for its client's next turn, or for its client to read: where it goes on.
@@ -82,6 +84,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.pending.removeAll()
         self.running?.cancel()
         self.running = nil
+        self.runningQuery?.cancel()
+        self.runningQuery = nil
         self.pausedList = nil
         self.context = nil
     }
@@ -274,19 +278,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 self.runAdds(entries, okMode: okMode, from: index)
                 return
             case .deferred(let handler):
-                // What earlier commands answered goes first: a long answer is streamed past this buffer.
-                // Writing may find the client gone and close the channel there and then (the soak
-                // found this): then nothing more runs for it.
-                if let context = self.context {
-                    self.flush(context: context)
-                }
-                guard let context = self.context, !self.closing else { return }
-                self.busy = true
+                guard let promise = self.startDeferred(&call) else { return }
                 let service = self.service
-                call.stream = ResponseStream(channel: context.channel)
                 let sentCall = call
-                let failedIndex = index
-                let promise = context.eventLoop.makePromise(of: Result<CommandCall, Ack>.self)
                 self.running = Task {
                     do throws(Ack) {
                         promise.succeed(.success(try await handler(service, sentCall)))
@@ -294,26 +288,66 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                         promise.succeed(.failure(error))
                     }
                 }
-                let next = index + 1
-                promise.futureResult.assumeIsolated().whenSuccess { [self] result in
-                    self.busy = false
-                    self.running = nil
-                    guard !self.closing else { return }
-                    switch result {
-                    case .success(let done):
-                        self.settings = done.session
-                        self.output.writeBytes(done.response.bytes)
-                        if okMode { self.write("list_OK\n") }
-                        self.run(entries, okMode: okMode, isList: isList, from: next)
-                    case .failure(let ack):
-                        self.fail(Self.named(ack, request, failedIndex))
+                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request)
+                return
+            case .library(let handler):
+                guard let promise = self.startDeferred(&call) else { return }
+                let service = self.service
+                let sentCall = call
+                let cancellation = WalkCancellation()
+                self.runningQuery = cancellation
+                FileSystemWork.submit(on: .library) {
+                    var call = sentCall
+                    do throws(Ack) {
+                        try handler(service, &call, cancellation)
+                        promise.succeed(.success(call))
+                    } catch {
+                        promise.succeed(.failure(error))
                     }
-                    self.pump()
                 }
+                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request)
                 return
             }
         }
         self.write("OK\n")
+    }
+
+    /// Readies a command that answers later: what earlier commands answered goes first (a long answer
+    /// is streamed past this buffer), the session waits, and the answer's stream is set. Nil when
+    /// writing found the client gone and closed the channel there and then (the soak found this): then
+    /// nothing more runs for it.
+    private func startDeferred(_ call: inout CommandCall) -> EventLoopPromise<Result<CommandCall, Ack>>? {
+        if let context = self.context {
+            self.flush(context: context)
+        }
+        guard let context = self.context, !self.closing else { return nil }
+        self.busy = true
+        call.stream = ResponseStream(channel: context.channel)
+        return context.eventLoop.makePromise(of: Result<CommandCall, Ack>.self)
+    }
+
+    /// Once a command that answers later has answered (on the event loop): its answer, and the rest of
+    /// its list.
+    private func finishDeferred(
+        _ promise: EventLoopPromise<Result<CommandCall, Ack>>, _ entries: [CommandListParser.Entry], okMode: Bool,
+        isList: Bool, at index: Int, _ request: Request
+    ) {
+        promise.futureResult.assumeIsolated().whenSuccess { [self] result in
+            self.busy = false
+            self.running = nil
+            self.runningQuery = nil
+            guard !self.closing else { return }
+            switch result {
+            case .success(let done):
+                self.settings = done.session
+                self.output.writeBytes(done.response.bytes)
+                if okMode { self.write("list_OK\n") }
+                self.run(entries, okMode: okMode, isList: isList, from: index + 1)
+            case .failure(let ack):
+                self.fail(Self.named(ack, request, index))
+            }
+            self.pump()
+        }
     }
 
     /// Lines, or commands of one list, that a client runs in a row before the event loop serves the

@@ -48,6 +48,9 @@ enum CommandHandler: Sendable {
     case immediate(@Sendable (PlayerService, inout CommandCall) throws(Ack) -> Void)
     /// Runs asynchronously; returns the call with its answer written.
     case deferred(@Sendable (PlayerService, CommandCall) async throws(Ack) -> CommandCall)
+    /// Runs synchronously on the library's threads (reads of the database, which may take long and
+    /// stream); the cancellation fires when the client goes.
+    case library(@Sendable (PlayerService, inout CommandCall, WalkCancellation) throws(Ack) -> Void)
     /// Handled by the session itself (idle, noidle, close): in the table only to be listed and counted.
     case session
 }

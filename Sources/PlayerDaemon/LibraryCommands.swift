@@ -16,19 +16,19 @@ extension Commands {
         }
         add("update", .immediate { service, call throws(Ack) in try update(service, &call, rescan: false) })
         add("rescan", .immediate { service, call throws(Ack) in try update(service, &call, rescan: true) })
-        add("lsinfo", .deferred(listInfo))
-        add("listall", .deferred { service, call throws(Ack) in try await listAll(service, call, info: false) })
-        add("listallinfo", .deferred { service, call throws(Ack) in try await listAll(service, call, info: true) })
-        add("listfiles", .deferred(listFiles))
-        add("find", .deferred { service, call throws(Ack) in try await find(service, call, ignoringCase: false) })
-        add("search", .deferred { service, call throws(Ack) in try await find(service, call, ignoringCase: true) })
+        add("lsinfo", .library(listInfo))
+        add("listall", .library { service, call, _ throws(Ack) in try listAll(service, &call, info: false) })
+        add("listallinfo", .library { service, call, _ throws(Ack) in try listAll(service, &call, info: true) })
+        add("listfiles", .library { service, call, _ throws(Ack) in try listFiles(service, &call) })
+        add("find", .library { service, call, _ throws(Ack) in try find(service, &call, ignoringCase: false) })
+        add("search", .library { service, call, _ throws(Ack) in try find(service, &call, ignoringCase: true) })
         add("findadd", .deferred { service, call throws(Ack) in try await findAdd(service, call, ignoringCase: false) })
         add(
             "searchadd", .deferred { service, call throws(Ack) in try await findAdd(service, call, ignoringCase: true) }
         )
         add("searchaddpl", .deferred(searchAddToPlaylist))
-        add("list", .deferred(list))
-        add("count", .deferred(count))
+        add("list", .library { service, call, _ throws(Ack) in try list(service, &call) })
+        add("count", .library { service, call, _ throws(Ack) in try count(service, &call) })
     }
 
     /// The library, or MPD's refusal when there is none.
@@ -37,18 +37,6 @@ extension Commands {
             throw Ack(.noExist, "No database", command: call.name)
         }
         return library
-    }
-
-    /// Runs a library query on its own threads, streaming what it writes; its ACK names the command.
-    private static func query(
-        _ service: PlayerService, _ call: CommandCall,
-        _ body: @escaping @Sendable (MusicLibrary, inout CommandCall) throws(Ack) -> Void
-    ) async throws(Ack) -> CommandCall {
-        try await self.libraryWork(service, call) { library throws(Ack) in
-            var call = call
-            try body(library, &call)
-            return call
-        }
     }
 
     /// Runs `body` with the library on the library's threads; its ACK names the command.
@@ -77,77 +65,66 @@ extension Commands {
         }
     }
 
-    private static func listInfo(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+    private static func listInfo(
+        _ service: PlayerService, _ call: inout CommandCall, _ cancellation: WalkCancellation
+    ) throws(Ack) {
         let uri = call.optionalArgument(0) ?? ""
         if uri.hasPrefix("/") && MusicLibrary.normalized(uri) != "" || uri.hasPrefix("file://") {
             // An absolute path names a file outside the library, as in MPD: its song block.
-            let paths = try await service.resolve(uri, for: call.session, command: call.name)
-            var call = call
+            let paths = try service.resolve(uri, for: call.session, command: call.name, cancellation: cancellation)
             for path in paths.prefix(1) {
                 let info = service.songs.info(for: path)
                 Answer.songInfo(
                     file: path, tags: info.tags, duration: info.duration, tagTypes: call.session.tagTypes,
                     to: &call.response)
             }
-            return call
+            return
         }
-        let playlists = service.storedPlaylists
-        return try await self.query(service, call) { library, call throws(Ack) in
-            try library.listInfo(uri, tagTypes: call.session.tagTypes, to: &call.response)
-            // The root also lists the stored playlists, as in MPD (`mpc lsplaylists` reads them here).
-            if MusicLibrary.normalized(uri).isEmpty, let playlists {
-                for summary in (try? playlists.list()) ?? [] {
-                    call.response.field("playlist", summary.name)
-                    call.response.field("Last-Modified", MusicLibrary.timestamp(summary.lastModified))
-                }
+        let library = try self.library(service, call)
+        try library.listInfo(uri, tagTypes: call.session.tagTypes, to: &call.response)
+        // The root also lists the stored playlists, as in MPD (`mpc lsplaylists` reads them here).
+        if MusicLibrary.normalized(uri).isEmpty, let playlists = service.storedPlaylists {
+            for summary in (try? playlists.list()) ?? [] {
+                call.response.field("playlist", summary.name)
+                call.response.field("Last-Modified", MusicLibrary.timestamp(summary.lastModified))
             }
         }
     }
 
-    private static func listAll(_ service: PlayerService, _ call: CommandCall, info: Bool) async throws(Ack)
-        -> CommandCall
-    {
-        try await self.query(service, call) { library, call throws(Ack) in
-            let stream = call.stream
-            try library.listAll(
-                call.optionalArgument(0) ?? "", info: info, tagTypes: call.session.tagTypes, to: &call.response
-            ) { response in stream?.send(&response) ?? true }
-        }
+    private static func listAll(_ service: PlayerService, _ call: inout CommandCall, info: Bool) throws(Ack) {
+        let library = try self.library(service, call)
+        let stream = call.stream
+        try library.listAll(
+            call.optionalArgument(0) ?? "", info: info, tagTypes: call.session.tagTypes, to: &call.response
+        ) { response in stream?.send(&response) ?? true }
     }
 
     /// `listfiles [URI]`: what the directory holds on disk, music or not, with sizes and times.
-    private static func listFiles(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+    private static func listFiles(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         let library = try self.library(service, call)
         let uri = MusicLibrary.normalized(call.optionalArgument(0) ?? "")
         guard !QueueLoader.climbsUp(uri) else {
             throw Ack(.noExist, "No such directory", command: call.name)
         }
-        return try await FileSystemWork.run(on: .library) { _ throws(Ack) in
-            var call = call
-            do {
-                for entry in try DirectoryListing.entries(of: library.path(of: uri)) {
-                    call.response.field(entry.isDirectory ? "directory" : "file", entry.name)
-                    if !entry.isDirectory {
-                        call.response.field("size", Int(entry.size))
-                    }
-                    call.response.field("Last-Modified", MusicLibrary.timestamp(entry.mtime))
+        do {
+            for entry in try DirectoryListing.entries(of: library.path(of: uri)) {
+                call.response.field(entry.isDirectory ? "directory" : "file", entry.name)
+                if !entry.isDirectory {
+                    call.response.field("size", Int(entry.size))
                 }
-            } catch {
-                throw Ack(.noExist, "No such directory", command: call.name)
+                call.response.field("Last-Modified", MusicLibrary.timestamp(entry.mtime))
             }
-            return call
+        } catch {
+            throw Ack(.noExist, "No such directory", command: call.name)
         }
     }
 
-    private static func find(_ service: PlayerService, _ call: CommandCall, ignoringCase: Bool) async throws(Ack)
-        -> CommandCall
-    {
+    private static func find(_ service: PlayerService, _ call: inout CommandCall, ignoringCase: Bool) throws(Ack) {
         let query = try parseQuery(call, call.arguments[...], ignoringCase: ignoringCase, allowing: [.sort, .window])
-        return try await self.query(service, call) { library, call throws(Ack) in
-            let stream = call.stream
-            try library.find(query, tagTypes: call.session.tagTypes, to: &call.response) { response in
-                stream?.send(&response) ?? true
-            }
+        let library = try self.library(service, call)
+        let stream = call.stream
+        try library.find(query, tagTypes: call.session.tagTypes, to: &call.response) { response in
+            stream?.send(&response) ?? true
         }
     }
 
@@ -190,25 +167,22 @@ extension Commands {
         return call
     }
 
-    private static func list(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+    private static func list(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         let request: ListRequest
         do {
             request = try ListRequest.parse(call.arguments)
         } catch {
             throw Ack(error.code, error.message, command: call.name)
         }
-        return try await self.query(service, call) { library, call throws(Ack) in
-            let stream = call.stream
-            try library.list(request.subject, query: request.query, to: &call.response) { response in
-                stream?.send(&response) ?? true
-            }
+        let library = try self.library(service, call)
+        let stream = call.stream
+        try library.list(request.subject, query: request.query, to: &call.response) { response in
+            stream?.send(&response) ?? true
         }
     }
 
-    private static func count(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+    private static func count(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         let query = try parseQuery(call, call.arguments[...], ignoringCase: false, allowing: [.group])
-        return try await self.query(service, call) { library, call throws(Ack) in
-            try library.count(query, to: &call.response)
-        }
+        try self.library(service, call).count(query, to: &call.response)
     }
 }
