@@ -41,7 +41,7 @@ extension MusicLibrary {
 
     private func read<T>(_ body: (Database) throws -> T) throws(Ack) -> T {
         do {
-            return try self.database.pool.read(body)
+            return try self.database.read { db in try QuickQuery.bounded(db, body) }
         } catch let ack as Ack {
             throw ack
         } catch {
@@ -50,7 +50,10 @@ extension MusicLibrary {
     }
 
     private func directoryID(_ uri: String, _ db: Database) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT id FROM directory WHERE uri = ?", arguments: [uri])
+        let statement = try RawStatement(db, "SELECT id FROM directory WHERE uri = ?")
+        statement.bind(1, uri)
+        defer { statement.reset() }
+        return try statement.next(db) ? statement.int64(0) : nil
     }
 
     /// Normalises a client's URI: no leading or trailing slashes (`lsinfo /` is the root).
@@ -63,7 +66,9 @@ extension MusicLibrary {
 
     /// `lsinfo URI`: the directory's songs (full blocks), its playlist files, then its subdirectories;
     /// for a song's URI, that song's block. Stored playlists, which the root also lists, are the caller's.
-    public func listInfo(_ uri: String, tagTypes: Set<TagName>, to response: inout ResponseWriter) throws(Ack) {
+    public func listInfo(
+        _ uri: String, tagTypes: Set<TagName>, to response: inout ResponseWriter, flush: ResponseFlush = { _ in true }
+    ) throws(Ack) {
         let uri = Self.normalized(uri)
         try self.read { db in
             var writer = SongBlockWriter(tagTypes: tagTypes)
@@ -76,25 +81,29 @@ extension MusicLibrary {
                 guard response.bytes.count > before else { throw Ack(.noExist, "No such directory") }
                 return
             }
-            _ = try writer.write(
-                db.cachedStatement(
-                    sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name"),
-                arguments: [id], to: &response
-            ) { _ in true }
-            let playlists = try Row.fetchCursor(
-                db.cachedStatement(sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name"),
-                arguments: [id])
-            while let row = try playlists.next() {
-                let name: String = row[0]
+            guard
+                try writer.write(
+                    db.cachedStatement(
+                        sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name"),
+                    arguments: [id], to: &response, flush: flush)
+            else { return }
+            let playlists = try RawStatement(
+                db, "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
+            playlists.bind(1, id)
+            defer { playlists.reset() }
+            while try playlists.next(db) {
+                let name = playlists.string(0)
                 response.field("playlist", uri.isEmpty ? name : uri + "/" + name)
-                response.field("Last-Modified", Self.timestamp(row[1]))
+                response.field("Last-Modified", Self.timestamp(playlists.int64(1)))
+                if !Self.goesOn(&response, flush) { return }
             }
-            let directories = try Row.fetchCursor(
-                db.cachedStatement(sql: "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY name"),
-                arguments: [id])
-            while let row = try directories.next() {
-                response.field("directory", row[0] as String)
-                response.field("Last-Modified", Self.timestamp(row[1]))
+            let directories = try RawStatement(db, "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY name")
+            directories.bind(1, id)
+            defer { directories.reset() }
+            while try directories.next(db) {
+                response.field("directory", directories.string(0))
+                response.field("Last-Modified", Self.timestamp(directories.int64(1)))
+                if !Self.goesOn(&response, flush) { return }
             }
         }
     }
@@ -128,9 +137,13 @@ extension MusicLibrary {
                 arguments: range.arguments)
             let songs = try db.cachedStatement(
                 sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name")
-            let songURIs = try db.cachedStatement(sql: "SELECT uri FROM song WHERE directory = ? ORDER BY name")
-            let playlists = try db.cachedStatement(
-                sql: "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
+            let songURIs = try RawStatement(db, "SELECT uri FROM song WHERE directory = ? ORDER BY name")
+            let playlists = try RawStatement(
+                db, "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
+            defer {
+                songURIs.reset()
+                playlists.reset()
+            }
             for directory in directories {
                 let directoryURI: String = directory[1]
                 // As in MPD, a listing of a directory starts with that directory itself.
@@ -142,17 +155,17 @@ extension MusicLibrary {
                     guard try writer.write(songs, arguments: [directory[0] as Int64], to: &response, flush: flush)
                     else { return }
                 } else {
-                    let rows = try String.fetchCursor(songURIs, arguments: [directory[0] as Int64])
-                    while let songURI = try rows.next() {
-                        response.field("file", songURI)
-                        if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
+                    songURIs.bind(1, directory[0] as Int64)
+                    while try songURIs.next(db) {
+                        response.field("file", songURIs.string(0))
+                        if !Self.goesOn(&response, flush) { return }
                     }
                 }
-                let lists = try Row.fetchCursor(playlists, arguments: [directory[0] as Int64])
-                while let row = try lists.next() {
-                    let name: String = row[0]
+                playlists.bind(1, directory[0] as Int64)
+                while try playlists.next(db) {
+                    let name = playlists.string(0)
                     response.field("playlist", directoryURI.isEmpty ? name : directoryURI + "/" + name)
-                    if info { response.field("Last-Modified", Self.timestamp(row[1])) }
+                    if info { response.field("Last-Modified", Self.timestamp(playlists.int64(1))) }
                 }
             }
         }
@@ -176,9 +189,11 @@ extension MusicLibrary {
 
     private func songURIs(_ query: LibraryQuery, _ db: Database) throws -> [String] {
         var uris: [String] = []
-        let rows = try self.selectSongs(query, columns: "s.uri", db)
-        while let row = try rows.next() {
-            uris.append(row[0])
+        let (statement, arguments) = try self.songStatement(query, columns: "s.uri", db)
+        let rows = try RawStatement(statement, arguments: arguments)
+        defer { rows.reset() }
+        while try rows.next(db) {
+            uris.append(rows.string(0))
         }
         return uris
     }
@@ -232,7 +247,7 @@ extension MusicLibrary {
                 let rows = try self.selectSongs(query, columns: "s.uri", db)
                 while let row = try rows.next() {
                     response.field("file", row[0] as String)
-                    if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
+                    if !Self.goesOn(&response, flush) { return }
                 }
                 return
             }
@@ -251,7 +266,10 @@ extension MusicLibrary {
                 let songs: Int = counts?[0] ?? 0
                 let tagged: Int = counts?[1] ?? 0
                 if tagged < songs { response.field(tag.rawValue, "") }
-                for value in values { response.field(tag.rawValue, value) }
+                for value in values {
+                    response.field(tag.rawValue, value)
+                    if !Self.goesOn(&response, flush) { return }
+                }
                 return
             }
             var songValues: [Int64: [TagName: [String]]] = [:]
@@ -294,7 +312,7 @@ extension MusicLibrary {
                 }
                 response.field(tag.rawValue, tuple[tuple.count - 1])
                 previous = tuple
-                if response.bytes.count >= Self.streamChunk && !flush(&response) { return }
+                if !Self.goesOn(&response, flush) { return }
             }
         }
     }
@@ -323,6 +341,7 @@ extension MusicLibrary {
                 response.field(group.rawValue, row[0] as String)
                 response.field("songs", row[1] as Int)
                 response.field("playtime", Int(row[2] as Double))
+                if !Self.goesOn(&response, { _ in true }) { return }
             }
         }
     }
@@ -337,7 +356,7 @@ extension MusicLibrary {
 
     /// The tags, length, time and format of the song at `uri`, or nil when the library lacks it.
     public func songFacts(_ uri: String) -> SongFacts? {
-        try? self.database.pool.read { db -> SongFacts? in
+        try? self.database.read { db -> SongFacts? in
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT block, duration, mtime, sample_rate, channels FROM song WHERE uri = ?",
@@ -361,7 +380,7 @@ extension MusicLibrary {
 
     /// Reads the figures `stats` shows, as the last update stored them.
     func readStats() throws -> LibraryStats {
-        try self.database.pool.read { db in
+        try self.database.read { db in
             var stats = LibraryStats()
             let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM meta")
             for row in rows {

@@ -121,7 +121,7 @@ struct LibraryUpdate {
         if !vanishedDirectories.isEmpty || !vanishedSongs.isEmpty || directoryChanges || playlistsChanged
             || !vanishedUnreadable.isEmpty
         {
-            try self.database.pool.write { db in
+            try self.database.write { db in
                 for uri in vanishedUnreadable {
                     try db.execute(sql: "DELETE FROM unreadable WHERE uri = ?", arguments: [uri])
                 }
@@ -176,7 +176,7 @@ struct LibraryUpdate {
                 do {
                     var added = 0
                     var updated = 0
-                    try database.pool.write { db in
+                    try database.write { db in
                         for failure in failures {
                             // A song that became unreadable leaves the library.
                             try db.execute(sql: "DELETE FROM song WHERE uri = ?", arguments: [failure.uri])
@@ -213,7 +213,7 @@ struct LibraryUpdate {
         report.added = totals.added
         report.updated = totals.updated
         if report.changed || directoryChanges {
-            try self.database.pool.write { db in try Self.refreshDerived(db, now: now, changed: report.changed) }
+            try self.database.write { db in try Self.refreshDerived(db, now: now, changed: report.changed) }
         }
         return report
     }
@@ -225,7 +225,7 @@ struct LibraryUpdate {
         guard Self.isSong(name) else { return report }
         let mtime = Int64(info.st_mtim.tv_sec)
         let size = Int64(info.st_size)
-        let existing = try self.database.pool.read { db in
+        let existing = try self.database.read { db in
             try Row.fetchOne(db, sql: "SELECT mtime, size FROM song WHERE uri = ?", arguments: [uri])
         }
         if !rescan, let existing, existing[0] as Int64 == mtime, existing[1] as Int64 == size {
@@ -237,7 +237,7 @@ struct LibraryUpdate {
                 name: name, mtime: mtime,
                 size: size)
             let now = Int64(time(nil))
-            try self.database.pool.write { db in
+            try self.database.write { db in
                 try Self.ensureDirectory(directoryURI, db: db)
                 try Self.write(record, added: now, db: db)
                 try Self.refreshDerived(db, now: now, changed: true)
@@ -264,7 +264,7 @@ struct LibraryUpdate {
     }
 
     private func known(under uri: String) throws -> Known {
-        try self.database.pool.read { db in
+        try self.database.read { db in
             var known = Known()
             let directories = Self.under("uri", uri)
             let rows = try Row.fetchCursor(

@@ -41,6 +41,9 @@ public final class MusicLibrary: Sendable {
         let library = Mutex<MusicLibrary?>(nil)
     }
 
+    /// A count that grows whenever the database changes: an answer kept with an earlier count is stale.
+    public var changeCount: Int { LibraryDatabase.changes.load(ordering: .acquiring) }
+
     /// The figures `stats` shows, as of the last update that finished.
     public var stats: LibraryStats { self.cachedStats.withLock { $0 } }
 
@@ -152,7 +155,7 @@ public final class MusicLibrary: Sendable {
     /// Points the watcher at every directory the library holds now.
     private func watchDirectories() {
         guard let watcher = self.watcher,
-            let directories = try? self.database.pool.read({ db in
+            let directories = try? self.database.read({ db in
                 try String.fetchAll(db, sql: "SELECT uri FROM directory")
             })
         else { return }
@@ -167,6 +170,7 @@ public final class MusicLibrary: Sendable {
                 try? database.pool.close()
                 let aside = LibraryDatabase.moveAside(self.databasePath)
                 database = try LibraryDatabase(path: self.databasePath)
+                LibraryDatabase.changes.add(1, ordering: .releasing)
                 self.events(.notice("library \(self.databasePath): \(error); moved aside to \(aside) and rebuilt"))
             }
         } catch {

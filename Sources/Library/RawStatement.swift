@@ -1,13 +1,20 @@
 import GRDB
 import GRDBSQLite
 
-/// A cached GRDB statement bound and stepped through SQLite's C interface: for the scan's inserts,
-/// where GRDB's generic argument arrays cost more than SQLite's own work.
+/// A cached GRDB statement bound and stepped through SQLite's C interface: for the scan's inserts and
+/// the queries clients make most, where GRDB's generic arguments, rows and cursors cost more than
+/// SQLite's own work.
 struct RawStatement {
     private let statement: Statement
 
     init(_ db: Database, _ sql: String) throws {
         self.statement = try db.cachedStatement(sql: sql)
+    }
+
+    /// `statement`, with `arguments` bound.
+    init(_ statement: Statement, arguments: StatementArguments) throws {
+        self.statement = statement
+        try statement.setArguments(arguments)
     }
 
     private var handle: OpaquePointer { self.statement.sqliteStatement }
@@ -45,6 +52,39 @@ struct RawStatement {
             return
         }
         sqlite3_bind_double(self.handle, index, value)
+    }
+
+    /// Steps to the next row of a query: false when there is none, and then the statement is reset
+    /// for its next use.
+    func next(_ db: Database) throws -> Bool {
+        switch sqlite3_step(self.handle) {
+        case SQLITE_ROW:
+            return true
+        case SQLITE_DONE:
+            sqlite3_reset(self.handle)
+            return false
+        case let code:
+            sqlite3_reset(self.handle)
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+    }
+
+    /// Resets the statement: a query left before its last row must be, before the statement is used again.
+    func reset() {
+        sqlite3_reset(self.handle)
+    }
+
+    /// The integer in column `column` of the current row.
+    func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(self.handle, column)
+    }
+
+    /// The text in column `column` of the current row ("" for NULL).
+    func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(self.handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(self.handle, column))
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     /// Runs the statement once and readies it for the next values.

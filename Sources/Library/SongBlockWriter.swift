@@ -37,7 +37,7 @@ struct SongBlockWriter {
                 return true
             }
             self.writeRow(handle, to: &response)
-            if response.bytes.count >= MusicLibrary.streamChunk && !flush(&response) {
+            if !MusicLibrary.goesOn(&response, flush) {
                 return false
             }
         }

@@ -290,7 +290,40 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 }
                 self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request)
                 return
-            case .library(let handler):
+            case .library(let handler, let quick):
+                let changeCount = self.service.library?.changeCount ?? 0
+                let key = quick ? QueryAnswerCache.key(call) : nil
+                if quick, let library = self.service.library {
+                    if let key, let kept = self.service.answers.answer(key, changeCount: changeCount) {
+                        self.output.writeBytes(kept)
+                        if okMode { self.write("list_OK\n") }
+                        index += 1
+                        continue
+                    }
+                    let service = self.service
+                    let attempt = call
+                    let answered: CommandCall?
+                    do {
+                        answered = try library.quickly { () throws(Ack) -> CommandCall in
+                            var call = attempt
+                            try handler(service, &call, WalkCancellation())
+                            return call
+                        }
+                    } catch {
+                        self.fail(Self.named(error, request, index))
+                        return
+                    }
+                    if let answered {
+                        if let key {
+                            self.service.answers.keep(answered.response.bytes, for: key, changeCount: changeCount)
+                        }
+                        self.settings = answered.session
+                        self.output.writeBytes(answered.response.bytes)
+                        if okMode { self.write("list_OK\n") }
+                        index += 1
+                        continue
+                    }
+                }
                 guard let promise = self.startDeferred(&call) else { return }
                 let service = self.service
                 let sentCall = call
@@ -305,7 +338,12 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                         promise.succeed(.failure(error))
                     }
                 }
-                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request)
+                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request) { done in
+                    // A whole answer that was too slow to be quick (`list Artist` of 20,000 songs) is kept too.
+                    if let key, let stream = done.stream, !stream.hasSent {
+                        service.answers.keep(done.response.bytes, for: key, changeCount: changeCount)
+                    }
+                }
                 return
             }
         }
@@ -330,7 +368,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// its list.
     private func finishDeferred(
         _ promise: EventLoopPromise<Result<CommandCall, Ack>>, _ entries: [CommandListParser.Entry], okMode: Bool,
-        isList: Bool, at index: Int, _ request: Request
+        isList: Bool, at index: Int, _ request: Request, answered: ((CommandCall) -> Void)? = nil
     ) {
         promise.futureResult.assumeIsolated().whenSuccess { [self] result in
             self.busy = false
@@ -339,6 +377,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             guard !self.closing else { return }
             switch result {
             case .success(let done):
+                answered?(done)
                 self.settings = done.session
                 self.output.writeBytes(done.response.bytes)
                 if okMode { self.write("list_OK\n") }

@@ -49,8 +49,9 @@ enum CommandHandler: Sendable {
     /// Runs asynchronously; returns the call with its answer written.
     case deferred(@Sendable (PlayerService, CommandCall) async throws(Ack) -> CommandCall)
     /// Runs synchronously on the library's threads (reads of the database, which may take long and
-    /// stream); the cancellation fires when the client goes.
-    case library(@Sendable (PlayerService, inout CommandCall, WalkCancellation) throws(Ack) -> Void)
+    /// stream); the cancellation fires when the client goes. With `quick`, it is first tried at once on
+    /// the event loop as a quick query (see `MusicLibrary.quickly`), which most answers are.
+    case library(@Sendable (PlayerService, inout CommandCall, WalkCancellation) throws(Ack) -> Void, quick: Bool)
     /// Handled by the session itself (idle, noidle, close): in the table only to be listed and counted.
     case session
 }

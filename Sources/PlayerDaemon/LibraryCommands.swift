@@ -16,19 +16,28 @@ extension Commands {
         }
         add("update", .immediate { service, call throws(Ack) in try update(service, &call, rescan: false) })
         add("rescan", .immediate { service, call throws(Ack) in try update(service, &call, rescan: true) })
-        add("lsinfo", .library(listInfo))
-        add("listall", .library { service, call, _ throws(Ack) in try listAll(service, &call, info: false) })
-        add("listallinfo", .library { service, call, _ throws(Ack) in try listAll(service, &call, info: true) })
-        add("listfiles", .library { service, call, _ throws(Ack) in try listFiles(service, &call) })
-        add("find", .library { service, call, _ throws(Ack) in try find(service, &call, ignoringCase: false) })
-        add("search", .library { service, call, _ throws(Ack) in try find(service, &call, ignoringCase: true) })
+        // Queries of the database are tried at once first (`quick`); listfiles reads the disk.
+        add("lsinfo", .library(listInfo, quick: true))
+        add(
+            "listall",
+            .library({ service, call, _ throws(Ack) in try listAll(service, &call, info: false) }, quick: true))
+        add(
+            "listallinfo",
+            .library({ service, call, _ throws(Ack) in try listAll(service, &call, info: true) }, quick: true))
+        add("listfiles", .library({ service, call, _ throws(Ack) in try listFiles(service, &call) }, quick: false))
+        add(
+            "find",
+            .library({ service, call, _ throws(Ack) in try find(service, &call, ignoringCase: false) }, quick: true))
+        add(
+            "search",
+            .library({ service, call, _ throws(Ack) in try find(service, &call, ignoringCase: true) }, quick: true))
         add("findadd", .deferred { service, call throws(Ack) in try await findAdd(service, call, ignoringCase: false) })
         add(
             "searchadd", .deferred { service, call throws(Ack) in try await findAdd(service, call, ignoringCase: true) }
         )
         add("searchaddpl", .deferred(searchAddToPlaylist))
-        add("list", .library { service, call, _ throws(Ack) in try list(service, &call) })
-        add("count", .library { service, call, _ throws(Ack) in try count(service, &call) })
+        add("list", .library({ service, call, _ throws(Ack) in try list(service, &call) }, quick: true))
+        add("count", .library({ service, call, _ throws(Ack) in try count(service, &call) }, quick: true))
     }
 
     /// The library, or MPD's refusal when there is none.
@@ -70,7 +79,8 @@ extension Commands {
     ) throws(Ack) {
         let uri = call.optionalArgument(0) ?? ""
         if uri.hasPrefix("/") && MusicLibrary.normalized(uri) != "" || uri.hasPrefix("file://") {
-            // An absolute path names a file outside the library, as in MPD: its song block.
+            // An absolute path names a file outside the library, as in MPD: its song block, from the disk.
+            if MusicLibrary.abandonsQuickQuery() { return }
             let paths = try service.resolve(uri, for: call.session, command: call.name, cancellation: cancellation)
             for path in paths.prefix(1) {
                 let info = service.songs.info(for: path)
@@ -81,7 +91,10 @@ extension Commands {
             return
         }
         let library = try self.library(service, call)
-        try library.listInfo(uri, tagTypes: call.session.tagTypes, to: &call.response)
+        let stream = call.stream
+        try library.listInfo(uri, tagTypes: call.session.tagTypes, to: &call.response) { response in
+            stream?.send(&response) ?? true
+        }
         // The root also lists the stored playlists, as in MPD (`mpc lsplaylists` reads them here).
         if MusicLibrary.normalized(uri).isEmpty, let playlists = service.storedPlaylists {
             for summary in (try? playlists.list()) ?? [] {

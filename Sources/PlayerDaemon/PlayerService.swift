@@ -17,6 +17,8 @@ public final class PlayerService: Sendable {
     public let configuration: DaemonConfiguration
     let songs: SongInfoCache
     let hub = ChangeHub()
+    /// Recent quick library answers, until the database changes.
+    let answers = QueryAnswerCache()
     let startedAt: Int64
     /// The music library, when there is a music directory and a database for it.
     let library: MusicLibrary?

@@ -11,6 +11,7 @@ import Synchronization
 /// disconnected rather than allowed to hold a thread for ever.
 final class ResponseStream: Sendable {
     private let channel: Channel
+    private let sentSomething = Atomic<Bool>(false)
     /// How long a client may leave a piece unread.
     static let stallLimit: DispatchTimeInterval = .seconds(60)
 
@@ -22,6 +23,7 @@ final class ResponseStream: Sendable {
     /// there to read more.
     func send(_ response: inout ResponseWriter) -> Bool {
         guard !response.isEmpty else { return self.channel.isActive }
+        self.sentSomething.store(true, ordering: .relaxed)
         let buffer = self.channel.allocator.buffer(bytes: response.bytes)
         response.removeAll()
         let written = DispatchSemaphore(value: 0)
@@ -36,6 +38,10 @@ final class ResponseStream: Sendable {
         }
         return box.flag.load(ordering: .relaxed)
     }
+
+    /// Whether part of the answer went out through the stream (then the command's own answer is only
+    /// its tail).
+    var hasSent: Bool { self.sentSomething.load(ordering: .relaxed) }
 
     private final class Box: Sendable {
         let flag = Atomic<Bool>(false)

@@ -221,6 +221,48 @@ final class ScannedTree {
         #expect(!moved.isEmpty)
     }
 
+    @Test func quickQueriesAreAbandonedWhenTheyProveLongOrSlow() throws {
+        let tree = try ScannedTree()
+        try FileManager.default.createDirectory(atPath: tree.music + "/Many", withIntermediateDirectories: true)
+        for index in 0..<8000 {
+            try FileManager.default.linkItem(
+                atPath: tree.music + "/A/x.mp3", toPath: tree.music + "/Many/\(index).mp3")
+        }
+        _ = try tree.update()
+        let all = Set(TagName.allCases)
+        // Small: answered at once, the same as otherwise.
+        let quick = try tree.library.quickly { () throws(Ack) -> [UInt8] in
+            var response = ResponseWriter()
+            try tree.library.listInfo("A", tagTypes: all, to: &response)
+            return response.bytes
+        }
+        var slow = ResponseWriter()
+        try tree.library.listInfo("A", tagTypes: all, to: &slow)
+        #expect(quick == slow.bytes)
+        // Long (8,000 song blocks): abandoned once past the quick answer's limit.
+        #expect(
+            try tree.library.quickly { () throws(Ack) -> Int in
+                var response = ResponseWriter()
+                try tree.library.listInfo("Many", tagTypes: all, to: &response)
+                return response.bytes.count
+            } == nil)
+        // Slow (a regular expression matching nothing, tried on 8,000 titles): SQLite stops it.
+        let query = try LibraryQuery.parse(["(Title =~ '^nothing')"], ignoringCase: false, allowing: [])
+        #expect(
+            try tree.library.quickly { () throws(Ack) -> Int in
+                var response = ResponseWriter()
+                try tree.library.find(query, tagTypes: all, to: &response) { _ in true }
+                return response.bytes.count
+            } == nil)
+        // Run normally, both answer whole.
+        var many = ResponseWriter()
+        try tree.library.listInfo("Many", tagTypes: all, to: &many)
+        #expect(many.text.components(separatedBy: "\nfile: ").count == 8000)
+        var nothing = ResponseWriter()
+        try tree.library.find(query, tagTypes: all, to: &nothing) { _ in true }
+        #expect(nothing.bytes.isEmpty)
+    }
+
     @Test func namesThatDifferOnlyInNormalizationAreTwoSongs() throws {
         let tree = try ScannedTree()
         // "café" with a composed é, and with an e and a combining accent: two files to the file system.

@@ -155,6 +155,49 @@ struct LibraryCommandTests {
         }
     }
 
+    @Test("answers too long or too slow to be quick are whole; kept answers follow the database and tagtypes")
+    func quickAndKeptAnswers() throws {
+        try withLibrary { daemon, client, tree in
+            // 300 songs in one directory: its lsinfo (about 40 KB) and listallinfo outgrow a quick answer
+            // and are run again on the library's threads, whole.
+            let many = tree + "/Many"
+            try FileManager.default.createDirectory(atPath: many, withIntermediateDirectories: true)
+            for index in 0..<300 {
+                try FileManager.default.linkItem(
+                    atPath: tree + "/Björk/Album/x.mp3", toPath: many + "/song \(1000 + index).mp3")
+            }
+            _ = try client.command("update")
+            try self.waitForUpdates(client)
+            for _ in 0..<2 {  // the second time from the kept answer, the same
+                let listing = try client.command("lsinfo Many")
+                #expect(listing.filter { $0.hasPrefix("file: ") }.count == 300)
+                #expect(listing.first == "file: Many/song 1000.mp3")
+                #expect(listing.last == "OK")
+                let all = try client.command("listallinfo Many")
+                #expect(all.filter { $0.hasPrefix("file: ") }.count == 300)
+                // A filter SQLite must work long at (a regular expression over every title) still answers.
+                let matched = try client.command("find \"(Title =~ '^Caf.*')\"")
+                #expect(matched.filter { $0.hasPrefix("file: ") }.count == 301)
+            }
+            // A change shows at once, not the answer kept from before it.
+            let before = try client.command("lsinfo Björk/Album")
+            #expect(before.filter { $0.hasPrefix("file: ") } == ["file: Björk/Album/x.mp3"])
+            try FileManager.default.copyItem(
+                atPath: Paths.fixture("one-second.mp3"), toPath: tree + "/Björk/Album/y.mp3")
+            _ = try client.command("update Björk")
+            try self.waitForUpdates(client)
+            #expect(
+                try client.command("lsinfo Björk/Album").filter { $0.hasPrefix("file: ") }
+                    == ["file: Björk/Album/x.mp3", "file: Björk/Album/y.mp3"])
+            // Another client's tag types give it its own answer.
+            let other = try daemon.connect()
+            #expect(try other.command("tagtypes clear") == ["OK"])
+            let bare = try other.command("lsinfo Björk/Album")
+            #expect(!bare.contains { $0.hasPrefix("Artist: ") })
+            #expect(try client.command("lsinfo Björk/Album").contains("Artist: Björk & Sigur Rós"))
+        }
+    }
+
     @Test("a scan killed half-way is finished by the next start, and nothing is lost")
     func killedMidScan() throws {
         let tree = try self.makeTree()
