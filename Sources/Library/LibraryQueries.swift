@@ -223,16 +223,33 @@ extension MusicLibrary {
         return (try db.makeStatement(sql: sql), StatementArguments(arguments))
     }
 
-    /// The songs the library holds under `uri` (a directory, or one song), in listing order; nil when the
-    /// library knows no such URI.
-    public func songURIs(under uri: String) throws(Ack) -> [String]? {
+    /// The songs the library holds under `uri` (a directory, or one song), in listing order, each after
+    /// `base` (the music directory, for paths to queue); nil when the library knows no such URI.
+    public func songURIs(under uri: String, prefixedWith base: String = "") throws(Ack) -> [String]? {
         let uri = Self.normalized(uri)
         return try self.read { db in
             if try self.directoryID(uri, db) == nil {
                 let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM song WHERE uri = ?", arguments: [uri]) ?? false
-                return exists ? [uri] : nil
+                return exists ? [base + uri] : nil
             }
-            return try self.songURIs(LibraryQuery(filter: uri.isEmpty ? nil : .base(uri)), db)
+            // Directory by directory in listing order, each one's songs from the index by directory and
+            // name, which holds all a URI needs: the song rows themselves are never read.
+            let range = LibraryUpdate.under("uri", uri)
+            let directories = try Row.fetchAll(
+                db, sql: "SELECT id, uri FROM directory WHERE \(range.sql) ORDER BY position",
+                arguments: range.arguments)
+            let names = try RawStatement(db, "SELECT name FROM song WHERE directory = ? ORDER BY name")
+            defer { names.reset() }
+            var uris: [String] = []
+            for directory in directories {
+                let directoryURI: String = directory[1]
+                let prefix = base + (directoryURI.isEmpty ? "" : directoryURI + "/")
+                names.bind(1, directory[0] as Int64)
+                while try names.next(db) {
+                    uris.append(prefix + names.string(0))
+                }
+            }
+            return uris
         }
     }
 

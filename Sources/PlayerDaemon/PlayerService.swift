@@ -135,12 +135,14 @@ public final class PlayerService: Sendable {
                 throw Ack(.noExist, "\(uri): no such file in the music directory", command: command)
             }
             // What the library knows comes from the database, in its order, without walking the disk.
-            if let library = self.library, let uris = try library.songURIs(under: path) {
+            if let library = self.library,
+                let paths = try library.songURIs(under: path, prefixedWith: musicDirectory + "/")
+            {
                 let limit = self.configuration.maximumQueueLength
-                guard uris.count <= limit else {
+                guard paths.count <= limit else {
                     throw Ack(.playlistMax, "\(uri): more than \(limit) songs, the queue's limit", command: command)
                 }
-                return uris.map { musicDirectory + "/" + $0 }
+                return paths
             }
             path = musicDirectory + "/" + path
         } else {
