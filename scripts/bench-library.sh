@@ -229,6 +229,28 @@ for who in mine peer; do
     [[ $(cat "$TMP/samples/list-lines-$who") == "$(info "$SMALL" artists)" ]] ||
         die "$who: list artist gave $(cat "$TMP/samples/list-lines-$who") lines, not $(info "$SMALL" artists) artists"
 done
+# The same kinds of request, each asked once (playerd keeps recent answers until the database changes,
+# so the figures above are of answers asked again): each run its own 200 album directories, and the
+# albums of those names that no other run asks for.
+quote() { sed 's/\\/\\\\/g; s/"/\\"/g'; }
+(cd "$SMALL_TREE" && find . -mindepth 2 -maxdepth 2 -type d | sed 's|^\./||' | LC_ALL=C sort) >"$TMP/dirs"
+sed -E 's|^.*/||; s| \([0-9]{4}\)$||' "$TMP/dirs" | LC_ALL=C sort -u | quote >"$TMP/albums"
+for ((i = 0; i < QUERY_RUNS; i++)); do
+    sed -n "$((i * 200 + 1)),$((i * 200 + 200))p" "$TMP/dirs" | quote | sed 's/.*/lsinfo "&"/' >"$TMP/lsinfo-each-$i"
+    awk -v run="$i" -v runs="$QUERY_RUNS" 'NR % runs == run' "$TMP/albums" | sed 's/.*/find album "&"/' \
+        >"$TMP/find-each-$i"
+done
+for ((i = 0; i < QUERY_RUNS; i++)); do
+    for who in $(order "$i"); do
+        for kind in lsinfo find; do
+            out=$("$DB" library-query-each "$(socket_of "$who")" "$TMP/$kind-each-$i") ||
+                die "$who: $kind-each failed: $out"
+            (($(kv files <<<"$out") >= $(kv requests <<<"$out"))) ||
+                die "$who: $kind-each found $(kv files <<<"$out") songs for $(kv requests <<<"$out") requests"
+            add "$kind-first-$who" "$(kv p50_us <<<"$out")"
+        done
+    done
+done
 stop "$MINE_PID"
 stop "$PEER_PID"
 row "search any \"$SEARCH\" p50, $SMALL songs (us)" %.0f search-p50-mine search-p50-peer "<= 0.25"
@@ -236,6 +258,8 @@ row "search any \"$SEARCH\" p99, $SMALL songs (us)" %.0f search-p99-mine search-
 row "list artist p50, $SMALL songs (us)" %.0f list-p50-mine list-p50-peer "<= 1.0"
 row "find album p50, $SMALL songs (us)" %.0f find-p50-mine find-p50-peer "<= 1.0"
 row "lsinfo DIR p50, $SMALL songs (us)" %.0f lsinfo-p50-mine lsinfo-p50-peer "<= 1.0"
+row "find album p50, first ask, $SMALL songs (us)" %.0f find-first-mine find-first-peer ""
+row "lsinfo DIR p50, first ask, $SMALL songs (us)" %.0f lsinfo-first-mine lsinfo-first-peer ""
 
 # --- 4: the big tree ---------------------------------------------------------------------------
 warm "$BIG_TREE"
@@ -261,7 +285,9 @@ for ((i = 0; i < ROUNDS; i++)); do
             # library-start's just did; then a `stats` on a new connection, as a client would.
             sleep 3
             "$DB" library-query "$(socket_of "$who")" 1 stats >/dev/null || die "$who: stats failed"
-            add "rss-$who" "$(mb "$("$DB" rss "$pid" | kv rss_kb)")"
+            memory=$("$DB" rss "$pid")
+            add "rss-$who" "$(mb "$(kv rss_kb <<<"$memory")")"
+            add "anon-$who" "$(mb "$(kv anon_kb <<<"$memory")")"
         else
             stop "$pid"
         fi
@@ -270,6 +296,9 @@ done
 row "start to ready, $BIG songs (ms)" %.1f ready-mine ready-peer "<= 0.25"
 row "start to the greeting, $BIG songs (ms)" %.1f greeting-mine greeting-peer ""
 row "RSS with $BIG songs, settled (MB)" %.1f rss-mine rss-peer "<= 0.25"
+# VmRSS counts the pages of code mapped from shared libraries (Swift's runtime, Foundation, which GRDB
+# needs): about 21 MB for playerd with no library at all. RssAnon is the memory the songs cost.
+row "RssAnon (heap) with $BIG songs, settled (MB)" %.1f anon-mine anon-peer "<= 0.25"
 row "RSS with $BIG songs, at ready + job over (MB)" %.1f jobrss-mine jobrss-peer ""
 
 log "G: queries on $BIG songs"

@@ -56,7 +56,7 @@ enum DaemonBench {
         [
             StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self,
             AddDirectoryCommand.self, MakeLibraryCommand.self, LibraryStartCommand.self, LibraryUpdateCommand.self,
-            LibraryQueryCommand.self, LibraryStreamCommand.self,
+            LibraryQueryCommand.self, LibraryQueryEachCommand.self, LibraryStreamCommand.self,
             SoakCommand.self,
         ]
     }

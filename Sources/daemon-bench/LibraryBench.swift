@@ -4,6 +4,7 @@
 //                                             SONGS songs, and the end of any update job
 //   library-update SOCKET SONGS               one `update`, timed until its job is over
 //   library-query SOCKET ROUNDS COMMAND [ARG...]  ROUNDS round trips of one request, read whole
+//   library-query-each SOCKET FILE               each request line of FILE once: first asks, timed
 //   library-stream SOCKET PID COMMAND [ARG...]    one long answer, timed, with the daemon's RSS meanwhile
 
 import Dispatch
@@ -236,6 +237,46 @@ enum LibraryQueryCommand: BenchCommand {
         print("files \(first.files)")
         print("lines \(first.lines)")
         print("bytes \(first.bytes)")
+    }
+}
+
+/// `daemon-bench library-query-each SOCKET FILE`: each request line of FILE once, timed, on one
+/// connection (after an untimed `ping`): what a client meets the first time it asks, with nothing kept
+/// from before. Prints `p50_us`, `p99_us`, `requests` and the `files` of all answers together.
+enum LibraryQueryEachCommand: BenchCommand {
+    static let name = "library-query-each"
+    static let usage = "daemon-bench library-query-each SOCKET FILE"
+
+    static func run(_ arguments: [String]) throws(BenchFailure) {
+        guard arguments.count == 2 else { throw .usage(self.usage) }
+        guard let file = fopen(arguments[1], "r") else {
+            throw .system(SystemCallError(function: "fopen(\(arguments[1]))", code: errno))
+        }
+        var requests: [String] = []
+        var line: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        while getline(&line, &capacity, file) > 0, let line {
+            let text = String(cString: line)
+            if text.count > 1 { requests.append(text.hasSuffix("\n") ? text : text + "\n") }
+        }
+        free(line)
+        fclose(file)
+        guard !requests.isEmpty else { throw .usage("\(arguments[1]) holds no requests") }
+        let connection = try openSession(arguments[0])
+        _ = try connection.tally("ping\n")
+        var samples: [Int64] = []
+        var files = 0
+        for request in requests {
+            let start = monotonicNanoseconds()
+            let tally = try connection.tally(request)
+            samples.append(monotonicNanoseconds() - start)
+            files += tally.files
+        }
+        samples.sort()
+        print("p50_us \(Double(samples[samples.count / 2]) / 1000)")
+        print("p99_us \(Double(samples[min(samples.count - 1, samples.count * 99 / 100)]) / 1000)")
+        print("requests \(requests.count)")
+        print("files \(files)")
     }
 }
 
