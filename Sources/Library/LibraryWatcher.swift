@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PlayerCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -18,7 +19,7 @@ final class LibraryWatcher: Sendable {
     /// A pipe `stop()` writes to, to wake the thread at once: read end, write end.
     private let wakeUp: Int32
     private let wakeUpWriter: Int32
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = Mutex<pthread_t?>(nil)
     private let state = Mutex(State())
     private let changed: @Sendable ([String]) -> Void
     private let notice: @Sendable (String) -> Void
@@ -62,9 +63,8 @@ final class LibraryWatcher: Sendable {
         if self.descriptor < 0 {
             self.degrade("inotify is unavailable (\(String(cString: strerror(errno))))")
         }
-        let thread = Thread { [self] in self.run() }
-        thread.stackSize = 1 << 20
-        thread.start()
+        let thread = startThread(stackSize: 1 << 20) { [self] in self.run() }
+        self.thread.withLock { $0 = thread }
     }
 
     /// Stops the watcher's thread and waits until it has ended.
@@ -76,7 +76,13 @@ final class LibraryWatcher: Sendable {
         guard first else { return }
         var one: UInt8 = 1
         _ = write(self.wakeUpWriter, &one, 1)
-        self.finished.wait()
+        if let thread = self.thread.withLock({ $0.take() }) {
+            if pthread_equal(thread, pthread_self()) != 0 {
+                pthread_detach(thread)  // asked from its own callback: it ends by itself
+            } else {
+                pthread_join(thread, nil)
+            }
+        }
     }
 
     /// Whether the watcher has fallen back to periodic rescans.
@@ -177,7 +183,6 @@ final class LibraryWatcher: Sendable {
             close(self.wakeUp)
             close(self.wakeUpWriter)
         }
-        self.finished.signal()
     }
 
     /// Records the directories the events in `bytes` touch.

@@ -30,7 +30,7 @@ public final class MusicLibrary: Sendable {
     private let events: @Sendable (Event) -> Void
     private let jobs = Mutex(JobQueue())
     private let wakeUp = DispatchSemaphore(value: 0)
-    private let jobsEnded = DispatchSemaphore(value: 0)
+    private let jobThread = Mutex<pthread_t?>(nil)
     private let cancellation = WalkCancellation()
     private let cachedStats = Mutex(LibraryStats())
     private let watcher: LibraryWatcher?
@@ -95,11 +95,10 @@ public final class MusicLibrary: Sendable {
             self.cachedStats.withLock { $0 = stats }
         }
         self.watcherTarget?.library.withLock { $0 = self }
-        let thread = Thread { [self] in self.runJobs() }
-        // Foundation's threads get a small stack on Linux, and SQLite's deletes through the full-text
-        // index outgrew it, corrupting the heap: the job thread gets what the main thread has.
-        thread.stackSize = 8 << 20
-        thread.start()
+        // SQLite's deletes through the full-text index outgrew a small thread stack, corrupting the
+        // heap: the job thread gets what the main thread has.
+        let thread = startThread(stackSize: 8 << 20) { [self] in self.runJobs() }
+        self.jobThread.withLock { $0 = thread }
     }
 
     private static func makeParentDirectory(of path: String) {
@@ -149,7 +148,13 @@ public final class MusicLibrary: Sendable {
         self.watcherTarget?.library.withLock { $0 = nil }
         self.cancellation.cancel()
         self.wakeUp.signal()
-        self.jobsEnded.wait()
+        if let thread = self.jobThread.withLock({ $0.take() }) {
+            if pthread_equal(thread, pthread_self()) != 0 {
+                pthread_detach(thread)  // asked from one of its own events: it ends by itself
+            } else {
+                pthread_join(thread, nil)
+            }
+        }
     }
 
     /// Points the watcher at every directory the library holds now.
@@ -231,7 +236,6 @@ public final class MusicLibrary: Sendable {
                 self.events(.updateFinished(id: job.id, report: report))
             }
             if self.jobs.withLock({ $0.stopped }) {
-                self.jobsEnded.signal()
                 return
             }
         }

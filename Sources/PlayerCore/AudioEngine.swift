@@ -309,8 +309,9 @@ final class EngineShared: Sendable {
     }
 }
 
-/// Runs `body` on a new POSIX thread (a real thread, not a task: it blocks in writes to the device).
-func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+/// Runs `body` on a new POSIX thread (a real thread, not a task: it blocks in writes to the device, or
+/// in a scan), with a stack of `stackSize` bytes if given. The thread is joinable: join it.
+public func startThread(stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) -> pthread_t {
     final class Box: Sendable {
         let body: @Sendable () -> Void
         init(body: @escaping @Sendable () -> Void) {
@@ -319,8 +320,14 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
     }
     let box = Unmanaged.passRetained(Box(body: body)).toOpaque()
     var thread = pthread_t()
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    if let stackSize {
+        pthread_attr_setstacksize(&attributes, stackSize)
+    }
     let status = pthread_create(
-        &thread, nil,
+        &thread, &attributes,
         { argument in
             let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
             box.body()

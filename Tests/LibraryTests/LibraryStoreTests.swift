@@ -36,7 +36,6 @@ final class ScannedTree {
             musicDirectory: self.music, databasePath: self.root + "/library.db", watches: false
         ) { _ in }
         self.database = self.library.database
-        LibrariesKeptAlive.keep(self.library)
     }
 
     /// Runs an update of `uri` to its end on the calling thread.
@@ -306,7 +305,6 @@ final class ScannedTree {
         let library = try MusicLibrary(
             musicDirectory: tree.music, databasePath: tree.root + "/probe.db", watches: false
         ) { _ in }
-        LibrariesKeptAlive.keep(library)
         defer { library.shutdown() }
         _ = try library.update("")
         for _ in 0..<200 where library.stats.songs != 4 { usleep(20_000) }

@@ -24,7 +24,6 @@ import Testing
         ) { event in
             if case .notice(let text) = event { notices.texts.withLock { $0.append(text) } }
         }
-        LibrariesKeptAlive.keep(library)
         return library
     }
 
@@ -103,16 +102,5 @@ import Testing
         #expect(try second.songURIs(under: "A") == ["A/x.mp3", "A/B/y.mp3"])
         let kept = try FileManager.default.contentsOfDirectory(atPath: tree.root).filter { $0.contains(".broken-") }
         #expect(!kept.isEmpty)
-    }
-}
-
-/// Libraries made by tests, kept until the process ends, as the daemon keeps its one: deallocating a
-/// library after its threads ran has crashed (a heap corruption at teardown, not yet understood), and
-/// the daemon never does it.
-enum LibrariesKeptAlive {
-    private static let libraries = Mutex<[MusicLibrary]>([])
-
-    static func keep(_ library: MusicLibrary) {
-        libraries.withLock { $0.append(library) }
     }
 }
