@@ -52,7 +52,7 @@ struct LibraryUpdate {
         var report = UpdateReport()
         let path = uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri
         var info = stat()
-        let exists = stat(path, &info) == 0
+        let exists = stat(PathEscaping.systemPath(path), &info) == 0
         if exists && info.st_mode & S_IFMT == S_IFREG {
             return try self.updateFile(uri: uri, info: info, rescan: rescan)
         }
