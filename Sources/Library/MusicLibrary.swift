@@ -210,7 +210,12 @@ public final class MusicLibrary: Sendable {
                         rebuiltForLastJob = true
                         self.rebuild(because: error)
                     } else {
-                        self.events(.notice("library update of \"\(job.uri)\" failed: \(error)"))
+                        // A full disk rolls back the batch being written: the batches before it stay.
+                        let kept =
+                            LibraryDatabase.isDiskFull(error)
+                            ? "; what was committed is kept, and the next update goes on from there" : ""
+                        let reason = LibraryDatabase.explain(error, path: self.databasePath)
+                        self.events(.notice("library update of \"\(job.uri)\" failed: \(reason)\(kept)"))
                     }
                 }
                 for skipped in report.skipped.prefix(100) {
