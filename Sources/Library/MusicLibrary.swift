@@ -217,6 +217,8 @@ public final class MusicLibrary: Sendable {
                         let reason = LibraryDatabase.explain(error, path: self.databasePath)
                         self.events(.notice("library update of \"\(job.uri)\" failed: \(reason)\(kept)"))
                     }
+                    // Batches before the failure may have been committed: clients are told to look again.
+                    report.unannounced = true
                 }
                 for skipped in report.skipped.prefix(100) {
                     self.events(.notice("library: skipped \(skipped)"))

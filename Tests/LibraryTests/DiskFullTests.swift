@@ -59,6 +59,36 @@ import Testing
         try self.scanFillingTheDisk(.tmpfs)
     }
 
+    /// An update that committed its songs and then failed to recompute what derives from them (the
+    /// `stats` figures, the listing order) leaves a note: the next update recomputes it, though it finds
+    /// no file to read.
+    @Test func aFailureAfterSongsWereCommittedLeavesNothingStale() throws {
+        let tree = try ScannedTree()
+        // The recomputation fails on the updating connection, as a full disk would make it fail.
+        try tree.database.pool.writeWithoutTransaction { db in
+            try db.execute(
+                sql: """
+                    CREATE TEMP TRIGGER refresh_fails BEFORE INSERT ON meta WHEN NEW.key = 'db_update'
+                    BEGIN SELECT RAISE(ABORT, 'no room'); END
+                    """)
+        }
+        #expect(throws: DatabaseError.self) { try tree.update() }
+        #expect(try tree.database.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM song") } == 4)
+        #expect(try tree.library.readStats().songs == 0)
+        try tree.database.pool.writeWithoutTransaction { db in
+            try db.execute(sql: "DROP TRIGGER temp.refresh_fails")
+        }
+        // Nothing to read, but the changes the failed update committed are announced now.
+        let next = try tree.update()
+        #expect(next.added + next.updated + next.removed == 0)
+        #expect(next.unannounced && next.changed)
+        #expect(try tree.library.readStats().songs == 4)
+        #expect(try tree.library.readStats().artists == 3)
+        #expect(
+            try tree.database.pool.read { try Bool.fetchOne($0, sql: "SELECT 1 FROM meta WHERE key = 'derived_stale'") }
+                == nil)
+    }
+
     private func scanFillingTheDisk(_ space: Space) throws {
         let tree = try ScannedTree()
         let directory = tree.root + "/small"
@@ -106,7 +136,9 @@ import Testing
                 #expect(link(ScannedTree.fixtures + "/tagged-id3v24.mp3", albumDirectory + "/\(track).mp3") == 0)
             }
         }
-        try events.waitForJob(try library.update(""))
+        let failed = try events.waitForJob(try library.update(""))
+        // Songs of batches before the failure may be in: clients are told the database changed.
+        #expect(failed.changed)
 
         // A clear error, naming the file and the full disk; no rebuild.
         let said = events.notices.withLock { $0 }
