@@ -200,9 +200,10 @@ public final class MP3Decoder {
 
     // MARK: - Opening
 
-    /// Opens `path` for reading, refusing what is missing, unreadable, not a regular file or empty.
+    /// Opens `path` (escaped, see `PathEscaping`) for reading, refusing what is missing, unreadable, not a
+    /// regular file or empty.
     static func openFile(_ path: String) throws(DecoderError) -> Int32 {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = Glibc.open(PathEscaping.systemPath(path), O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let error = errno
             switch error {

@@ -1,3 +1,4 @@
+import Audio
 import ControlProtocol
 
 #if canImport(Glibc)
@@ -12,13 +13,15 @@ public enum CoverArt {
     public static let names = ["cover.png", "cover.jpg", "cover.webp"]
 
     /// The cover file in `directory`, or nil when there is none. Only files that exist and open count.
+    /// Paths are escaped (`PathEscaping`), as URIs are.
     public static func file(inDirectory directory: String) -> String? {
         let base = directory.hasSuffix("/") ? directory : directory + "/"
         for name in Self.names {
             let path = base + name
             var info = stat()
-            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            let systemPath = PathEscaping.systemPath(path)
+            guard stat(systemPath, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let descriptor = open(systemPath, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { continue }
             close(descriptor)
             return path
@@ -47,7 +50,7 @@ public enum CoverArt {
     public static func chunk(ofFile path: String, offset: Int, limit: Int) throws(Ack) -> (
         totalSize: Int, bytes: [UInt8]
     ) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(PathEscaping.systemPath(path), O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw Ack(.noExist, "No file exists")
         }

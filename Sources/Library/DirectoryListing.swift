@@ -1,3 +1,5 @@
+import Audio
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -16,22 +18,20 @@ public enum DirectoryListing {
         public var reason: String
     }
 
-    /// The entries of the directory at `path`, sorted by name; hidden ones and names that are not UTF-8
-    /// are left out.
+    /// The entries of the directory at `path` (escaped, see `PathEscaping`), sorted by name, names that
+    /// are not UTF-8 escaped; hidden ones are left out.
     public static func entries(of path: String) throws(Failure) -> [Entry] {
-        guard let handle = opendir(path) else {
+        guard let handle = opendir(PathEscaping.systemPath(path)) else {
             throw Failure(reason: String(cString: strerror(errno)))
         }
         defer { closedir(handle) }
         let descriptor = dirfd(handle)
         var entries: [Entry] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String? in
-                String(validating: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard let name, !name.hasPrefix(".") else { continue }
+            let name = PathEscaping.name(of: entry)
+            guard !name.hasPrefix(".") else { continue }
             var info = stat()
-            guard fstatat(descriptor, name, &info, 0) == 0 else { continue }
+            guard PathEscaping.statEntry(entry, in: descriptor, &info) else { continue }
             let kind = info.st_mode & S_IFMT
             guard kind == S_IFDIR || kind == S_IFREG else { continue }
             entries.append(

@@ -82,6 +82,24 @@ final class LibraryDatabase: Sendable {
         return error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
     }
 
+    /// Whether `error` says the disk holding the file is full (SQLITE_FULL: a write met ENOSPC). The file
+    /// is whole (the transaction rolled back): not damage, and nothing to rebuild.
+    static func isDiskFull(_ error: any Error) -> Bool {
+        (error as? DatabaseError)?.resultCode == .SQLITE_FULL
+    }
+
+    /// `error` from the file at `path` in words a person can act on: a full disk is named as such, with
+    /// the file; another SQLite error gives its code and message, without the SQL that met it.
+    static func explain(_ error: any Error, path: String) -> String {
+        guard let error = error as? DatabaseError else { return "\(path): \(error)" }
+        let code = error.resultCode.rawValue
+        let message = error.message ?? "unknown error"
+        if Self.isDiskFull(error) {
+            return "the disk holding \(path) is full (SQLite error \(code): \(message))"
+        }
+        return "\(path): SQLite error \(code): \(message)"
+    }
+
     private static func open(_ path: String) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.label = "library"

@@ -415,8 +415,7 @@ extension MusicLibrary {
         }
     }
 
-    /// The directory and name of the cover or song at `uri`, for `albumart`: the file-system directory
-    /// that holds it.
+    /// The absolute path of `uri`, escaped as URIs are (`PathEscaping.systemPath` gives the real one).
     public func path(of uri: String) -> String {
         let uri = Self.normalized(uri)
         return uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri

@@ -18,9 +18,12 @@ public struct UpdateReport: Sendable, Hashable {
     public var skipped: [String] = []
     /// Whether the walk was cancelled (the daemon is stopping) before it finished.
     public var cancelled = false
+    /// Whether changes may have been committed that no finished update announced: those of an update
+    /// that failed after committing some (a full disk), or of one before it that did.
+    public var unannounced = false
 
     /// Whether the database changed.
-    public var changed: Bool { self.added + self.updated + self.removed > 0 }
+    public var changed: Bool { self.added + self.updated + self.removed > 0 || self.unannounced }
 }
 
 /// Brings the database in line with the music directory under one URI: new and changed files (by
@@ -45,6 +48,9 @@ struct LibraryUpdate {
         /// Files that could not be read, as they were then: not read (nor named in the log) again
         /// until they change.
         var unreadable: [PathKey: (mtime: Int64, size: Int64)] = [:]
+        /// Whether an update committed changes and then failed (a full disk, say) before it recomputed
+        /// what is derived from them: this one does it, changes or not.
+        var derivedStale = false
     }
 
     /// Runs the update of `uri` ("" for everything); `rescan` reads every file again.
@@ -52,7 +58,7 @@ struct LibraryUpdate {
         var report = UpdateReport()
         let path = uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri
         var info = stat()
-        let exists = stat(path, &info) == 0
+        let exists = stat(PathEscaping.systemPath(path), &info) == 0
         if exists && info.st_mode & S_IFMT == S_IFREG {
             return try self.updateFile(uri: uri, info: info, rescan: rescan)
         }
@@ -65,6 +71,7 @@ struct LibraryUpdate {
         }
         report.skipped = walk.skipped.map { "\($0.path): \($0.reason)" }
         let known = try self.known(under: uri)
+        report.unannounced = known.derivedStale
         let walked = walk.directories
 
         // Directories and songs that vanished leave first; cascades take their songs and tags.
@@ -122,6 +129,7 @@ struct LibraryUpdate {
             || !vanishedUnreadable.isEmpty
         {
             try self.database.write { db in
+                try Self.markDerivedStale(db)
                 for uri in vanishedUnreadable {
                     try db.execute(sql: "DELETE FROM unreadable WHERE uri = ?", arguments: [uri])
                 }
@@ -177,6 +185,7 @@ struct LibraryUpdate {
                     var added = 0
                     var updated = 0
                     try database.write { db in
+                        try Self.markDerivedStale(db)
                         for failure in failures {
                             // A song that became unreadable leaves the library.
                             try db.execute(sql: "DELETE FROM song WHERE uri = ?", arguments: [failure.uri])
@@ -284,6 +293,7 @@ struct LibraryUpdate {
             while let row = try unreadableRows.next() {
                 known.unreadable[PathKey(row[0])] = (row[1], row[2])
             }
+            known.derivedStale = try Bool.fetchOne(db, sql: "SELECT 1 FROM meta WHERE key = 'derived_stale'") ?? false
             let playlistRows = try Row.fetchCursor(
                 db,
                 sql: """
@@ -381,9 +391,17 @@ struct LibraryUpdate {
     static let textPlaceholders = Array(repeating: "?", count: TagName.allCases.count).joined(separator: ", ")
     static let textColumns = TagName.allCases.map { LibraryDatabase.textColumn($0) }.joined(separator: ", ")
 
+    /// Notes, in a transaction that changes songs or directories, that what is derived from them is
+    /// recomputed only later (`refreshDerived` clears the note): should the update fail before then,
+    /// the next one recomputes it even when it finds nothing to change.
+    private static func markDerivedStale(_ db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('derived_stale', 1)")
+    }
+
     /// Recomputes what is derived from the whole tree: each directory's place in MPD's listing order
     /// (depth first, names in byte order), and the figures `stats` shows.
     static func refreshDerived(_ db: Database, now: Int64, changed: Bool) throws {
+        try db.execute(sql: "DELETE FROM meta WHERE key = 'derived_stale'")
         var children: [Int64?: [(id: Int64, name: String)]] = [:]
         let rows = try Row.fetchCursor(db, sql: "SELECT id, parent, name FROM directory")
         while let row = try rows.next() {

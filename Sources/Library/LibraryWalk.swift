@@ -1,3 +1,4 @@
+import Audio
 import CStatFS
 import Dispatch
 import PlayerCore
@@ -41,7 +42,7 @@ struct LibraryWalk {
         self.cancellation = cancellation
     }
 
-    /// The file-system path of `uri`.
+    /// The path of `uri`, escaped as the URI is (`PathEscaping.systemPath` gives the real one).
     func path(of uri: String) -> String {
         uri.isEmpty ? self.musicDirectory : self.musicDirectory + "/" + uri
     }
@@ -50,7 +51,7 @@ struct LibraryWalk {
     /// system calls, which both cores can make at once). Returns false when the walk was cancelled.
     mutating func walk(_ uri: String, workers: Int = 2) -> Bool {
         var info = stat()
-        guard stat(self.path(of: uri), &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+        guard stat(PathEscaping.systemPath(self.path(of: uri)), &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             return true
         }
         let shared = SharedWalk(first: (uri, info))
@@ -120,13 +121,14 @@ struct LibraryWalk {
         if self.kernelFileSystems[device] == nil {
             var statfsInfo = statfs()
             self.kernelFileSystems[device] =
-                statfs(path, &statfsInfo) == 0 ? KernelFileSystem.name(ofType: Int64(statfsInfo.f_type)) : nil
+                statfs(PathEscaping.systemPath(path), &statfsInfo) == 0
+                ? KernelFileSystem.name(ofType: Int64(statfsInfo.f_type)) : nil
         }
         if let kernel = self.kernelFileSystems[device] ?? nil {
             self.skipped.append((path, "a kernel file system (\(kernel)), which holds no music"))
             return []
         }
-        guard let handle = opendir(path) else {
+        guard let handle = opendir(PathEscaping.systemPath(path)) else {
             self.skipped.append((path, String(cString: strerror(errno))))
             return []
         }
@@ -135,17 +137,8 @@ struct LibraryWalk {
         var directory = WalkedDirectory(mtime: Int64(info.st_mtim.tv_sec))
         var subdirectories: [(uri: String, info: stat)] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String? in
-                let bytes = raw.prefix { $0 != 0 }
-                return String(validating: bytes, as: UTF8.self)
-            }
-            guard let name else {
-                // Not UTF-8: the protocol cannot name it. Reported, not silently dropped.
-                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
-                let shown = bytes.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }
-                self.skipped.append((path + "/" + shown.joined(), "the name is not UTF-8"))
-                continue
-            }
+            // A name that is not UTF-8 is kept, escaped: it plays, and clients see and send it escaped.
+            let name = PathEscaping.name(of: entry)
             if name == "." || name == ".." || name.hasPrefix(".") { continue }
             let type = Int32(entry.pointee.d_type)
             let isSong = Self.hasSuffix(name, ".mp3")
@@ -153,7 +146,7 @@ struct LibraryWalk {
             // A regular file that is neither costs no stat: readdir said what it is.
             if type == DT_REG && !isSong && !isPlaylist { continue }
             var child = stat()
-            guard fstatat(descriptor, name, &child, 0) == 0 else {
+            guard PathEscaping.statEntry(entry, in: descriptor, &child) else {
                 if type == DT_LNK { continue }  // a dangling symlink
                 self.skipped.append((path + "/" + name, String(cString: strerror(errno))))
                 continue

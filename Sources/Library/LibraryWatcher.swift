@@ -1,3 +1,4 @@
+import Audio
 import Dispatch
 import Foundation
 import PlayerCore
@@ -88,7 +89,7 @@ final class LibraryWatcher: Sendable {
     /// Whether the watcher has fallen back to periodic rescans.
     var isDegraded: Bool { self.state.withLock { $0.degraded } }
 
-    /// Watches exactly `directories` (URIs, "" for the music directory), found at `path(of:)`.
+    /// Watches exactly `directories` (URIs, "" for the music directory), found at `path(of:)` (escaped).
     func watch(_ directories: [String], path: (String) -> String) {
         guard self.descriptor >= 0 else { return }
         let wanted = Set(directories)
@@ -106,7 +107,7 @@ final class LibraryWatcher: Sendable {
             }
             for uri in directories where state.watchByURI[uri] == nil {
                 if let limit = self.watchLimit, state.watchByURI.count >= limit { return true }
-                let watch = inotify_add_watch(self.descriptor, path(uri), mask)
+                let watch = inotify_add_watch(self.descriptor, PathEscaping.systemPath(path(uri)), mask)
                 if watch < 0 {
                     if errno == ENOSPC { return true }
                     continue  // gone meanwhile, or unreadable: the next update says so
@@ -195,7 +196,7 @@ final class LibraryWatcher: Sendable {
             while position + headerSize <= raw.count {
                 let event = raw.loadUnaligned(fromByteOffset: position, as: inotify_event.self)
                 let nameBytes = raw[(position + headerSize)..<min(raw.count, position + headerSize + Int(event.len))]
-                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                let name = PathEscaping.escaped(Array(nameBytes.prefix { $0 != 0 }))
                 position += headerSize + Int(event.len)
                 if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     overflowed = true

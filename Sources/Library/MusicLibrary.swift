@@ -219,8 +219,15 @@ public final class MusicLibrary: Sendable {
                         rebuiltForLastJob = true
                         self.rebuild(because: error)
                     } else {
-                        self.events(.notice("library update of \"\(job.uri)\" failed: \(error)"))
+                        // A full disk rolls back the batch being written: the batches before it stay.
+                        let kept =
+                            LibraryDatabase.isDiskFull(error)
+                            ? "; what was committed is kept, and the next update goes on from there" : ""
+                        let reason = LibraryDatabase.explain(error, path: self.databasePath)
+                        self.events(.notice("library update of \"\(job.uri)\" failed: \(reason)\(kept)"))
                     }
+                    // Batches before the failure may have been committed: clients are told to look again.
+                    report.unannounced = true
                 }
                 for skipped in report.skipped.prefix(100) {
                     self.events(.notice("library: skipped \(skipped)"))

@@ -3,6 +3,7 @@
 // no directory or playlist is entered twice, kernel file systems are not entered at all, and it stops
 // at a limit on songs or when its cancellation fires.
 
+import Audio
 import CStatFS
 import Synchronization
 
@@ -65,7 +66,9 @@ struct DirectoryWalk {
     }
 
     private mutating func addSong(_ path: String) throws(QueueLoaderError) {
-        guard access(path, R_OK) == 0 else { throw QueueLoaderError(path: path, reason: .lastError()) }
+        guard access(PathEscaping.systemPath(path), R_OK) == 0 else {
+            throw QueueLoaderError(path: path, reason: .lastError())
+        }
         guard self.paths.count < self.limits.maximumSongs else {
             throw QueueLoaderError(path: path, reason: .tooManySongs(limit: self.limits.maximumSongs))
         }
@@ -183,7 +186,8 @@ struct DirectoryWalk {
             return known
         }
         var info = statfs()
-        let name = statfs(path, &info) == 0 ? KernelFileSystem.name(ofType: Int64(info.f_type)) : nil
+        let name =
+            statfs(PathEscaping.systemPath(path), &info) == 0 ? KernelFileSystem.name(ofType: Int64(info.f_type)) : nil
         self.kernelFileSystems[device] = name
         return name
     }
@@ -216,7 +220,9 @@ struct DirectoryWalk {
     /// The entries of a directory that may lead to songs (directories, symlinks, MP3-named files),
     /// sorted by the bytes of their names; names starting with `.` left out.
     private static func listDirectory(_ path: String) throws(QueueLoaderError) -> [Entry] {
-        guard let directory = opendir(path) else { throw QueueLoaderError(path: path, reason: .lastError()) }
+        guard let directory = opendir(PathEscaping.systemPath(path)) else {
+            throw QueueLoaderError(path: path, reason: .lastError())
+        }
         defer { closedir(directory) }
         var entries: [Entry] = []
         while true {
@@ -226,11 +232,8 @@ struct DirectoryWalk {
                 break
             }
             let type = Int(entry.pointee.d_type)
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: pointer.pointee)) {
-                    String(cString: $0)
-                }
-            }
+            // Escaped when not UTF-8 (as every path in playerd is), so that it can be opened again.
+            let name = PathEscaping.name(of: entry)
             if name.hasPrefix(".") {
                 continue
             }
@@ -255,7 +258,7 @@ struct DirectoryWalk {
     }
 
     private static func readFile(_ path: String) throws(QueueLoaderError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(PathEscaping.systemPath(path), O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw QueueLoaderError(path: path, reason: .lastError()) }
         defer { close(descriptor) }
         var status = stat()
@@ -329,7 +332,7 @@ struct FileInfo {
 
     init(path: String) throws(QueueLoaderError.Reason) {
         var status = stat()
-        guard stat(path, &status) == 0 else { throw .lastError() }
+        guard stat(PathEscaping.systemPath(path), &status) == 0 else { throw .lastError() }
         switch status.st_mode & S_IFMT {
         case S_IFDIR: self.kind = .directory
         case S_IFREG: self.kind = .regular

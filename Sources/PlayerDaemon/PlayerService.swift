@@ -149,7 +149,7 @@ public final class PlayerService: Sendable {
             try self.checkAccess(path, uid: session.uid, command: command)
         }
         var info = stat()
-        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, !Self.isPlayable(path) {
+        if stat(PathEscaping.systemPath(path), &info) == 0, info.st_mode & S_IFMT == S_IFREG, !Self.isPlayable(path) {
             // Decoders are chosen by suffix, as MPD chooses them: what is not MP3 (or a playlist) is refused
             // now, rather than skipped when its turn comes.
             throw Ack(.noExist, "\(uri): not an MP3 file or playlist", command: command)
@@ -182,7 +182,7 @@ public final class PlayerService: Sendable {
     /// or a world-readable file.
     private func checkAccess(_ path: String, uid: UInt32?, command: String) throws(Ack) {
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard stat(PathEscaping.systemPath(path), &info) == 0 else {
             let reason = String(cString: strerror(errno))
             throw Ack(.noExist, "\(path): \(reason)", command: command)
         }

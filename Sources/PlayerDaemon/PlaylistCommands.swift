@@ -298,7 +298,10 @@ extension Commands {
         }
         if path.hasPrefix("/") {
             var info = stat()
-            guard stat(path, &info) == 0 || stat(directory(of: path), &info) == 0 else {
+            guard
+                stat(PathEscaping.systemPath(path), &info) == 0
+                    || stat(PathEscaping.systemPath(directory(of: path)), &info) == 0
+            else {
                 throw Ack(.noExist, missing, command: call.name)
             }
             let uid = call.session.uid

@@ -1,3 +1,4 @@
+import Audio
 import Dispatch
 import Logging
 import PlayerCore
@@ -64,7 +65,7 @@ final class StatePersistence: Sendable {
         var kept: [String] = []
         var current: Int?
         for (position, path) in state.paths.enumerated() {
-            guard access(path, R_OK) == 0 else {
+            guard access(PathEscaping.systemPath(path), R_OK) == 0 else {
                 logger.notice("skipped \(path) from the saved queue: \(String(cString: strerror(errno)))")
                 continue
             }

@@ -54,6 +54,28 @@ import Testing
         #expect(said.count == 1 && said[0].contains("empty.mp3"), "\(said)")
     }
 
+    @Test func aDirectoryWhoseNameIsNotUTF8IsWatchedToo() throws {
+        let tree = try ScannedTree()
+        let notices = Notices()
+        let library = try self.library(in: tree.root, notices: notices)
+        defer { library.shutdown() }
+        _ = try library.update("")
+        #expect(eventually { library.stats.songs == 4 })
+        // "Été" in Latin-1, made with a song in it: the watch on the music directory sees it come.
+        let ete = Array(tree.music.utf8) + [0x2F, 0xC9, 0x74, 0xE9]
+        try RawNames.makeDirectory(ete)
+        try RawNames.copy("one-second.mp3", to: ete + Array("/one.mp3".utf8))
+        #expect(eventually { library.stats.songs == 5 })
+        // The new directory is watched by its real name: a file added inside it arrives, and leaves.
+        try RawNames.copy("one-second.mp3", to: ete + Array("/caf".utf8) + [0xE9] + Array(".mp3".utf8))
+        #expect(eventually { library.stats.songs == 6 })
+        #expect(try library.songURIs(under: "\\xC9t\\xE9") == ["\\xC9t\\xE9/caf\\xE9.mp3", "\\xC9t\\xE9/one.mp3"])
+        try RawNames.remove(ete + Array("/one.mp3".utf8))
+        #expect(eventually { library.stats.songs == 5 })
+        let said = notices.texts.withLock { $0 }
+        #expect(said.count == 1 && said[0].contains("empty.mp3"), "\(said)")
+    }
+
     @Test func theWatchLimitIsSaidOnceAndPeriodicRescansTakeOver() throws {
         let tree = try ScannedTree()
         let notices = Notices()

@@ -81,6 +81,27 @@ struct QueueLoaderTests {
         #expect(result.skipped.isEmpty)
     }
 
+    @Test func namesThatAreNotUTF8ComeBackEscapedAndCanBeExpandedAgain() throws {
+        let tree = try TemporaryTree()
+        // "Été/café.mp3" in Latin-1, and a genuine name with a backslash that reads as an escape.
+        let ete = Array(tree.root.utf8) + [0x2F, 0xC9, 0x74, 0xE9]
+        #expect(mkdir(ete.map { CChar(bitPattern: $0) } + [0], 0o755) == 0)
+        let cafe = ete + Array("/caf".utf8) + [0xE9] + Array(".mp3".utf8)
+        let descriptor = open(cafe.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT, 0o644)
+        #expect(descriptor >= 0)
+        close(descriptor)
+        try tree.file("a\\x41.mp3")
+
+        let result = try QueueLoader.expand(tree.root)
+        #expect(result.paths == [tree.path("\\xC9t\\xE9/caf\\xE9.mp3"), tree.path("a\\x5Cx41.mp3")])
+        #expect(result.skipped.isEmpty)
+        // What the walk gave is a path the loader (and the decoder) can open again.
+        for path in result.paths {
+            #expect(try QueueLoader.expand(path).paths == [path])
+        }
+        #expect(try QueueLoader.expand(tree.path("\\xC9t\\xE9")).paths == [result.paths[0]])
+    }
+
     @Test func aRegularFileIsItselfWhateverItsExtension() throws {
         let tree = try TemporaryTree()
         let path = try tree.file("notes.txt")

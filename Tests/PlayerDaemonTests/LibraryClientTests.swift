@@ -21,7 +21,16 @@ import Testing
 struct LibraryClientTests {
     static let server = InteropServer.underTest
 
-    /// The 13 songs of the tree (the Latin-1 name, cover.jpg and notes.txt are not songs).
+    /// The song whose name is not UTF-8 (Latin-1 "café"), as playerd names it: escaped (PathEscaping).
+    /// playerd keeps it, as the issue asks; MPD 0.23 leaves it out of its database.
+    static let latin1Song = "Misc/caf\\xE9.mp3"
+
+    /// The songs the server under test holds: the 13 below, and on playerd the Latin-1 one.
+    static var songsOnServer: [String] {
+        Self.allSongs + (Self.server == .playerd ? [Self.latin1Song] : [])
+    }
+
+    /// The 13 songs of the tree that both servers hold (cover.jpg and notes.txt are not songs).
     static let allSongs = [
         "loose.mp3",
         "Beyoncé/Lemonade/01 Formation.mp3",
@@ -109,11 +118,14 @@ struct LibraryClientTests {
             #expect(
                 try Self.mpcOK(server, "ls", "Various Artists/Mixtape")
                     == "Various Artists/Mixtape/01 Overkill.mp3\nVarious Artists/Mixtape/02 Crazy in Love.mp3\n")
-            // The song whose name is not UTF-8 is not in the library (MPD skips it).
-            #expect(try Self.mpcOK(server, "ls", "Misc") == "Misc/Deep\n")
+            // The song whose name is not UTF-8 is in playerd's library, escaped (MPD skips it).
+            let latin1 = Self.server == .playerd ? [Self.latin1Song] : []
+            #expect(Self.sortedLines(try Self.mpcOK(server, "ls", "Misc")) == Self.sorted(["Misc/Deep"] + latin1))
             #expect(try Self.mpcOK(server, "ls", "Misc/Deep/Deeper") == "Misc/Deep/Deeper/untagged.mp3\n")
-            #expect(Self.sortedLines(try Self.mpcOK(server, "listall")) == Self.sorted(Self.allSongs))
-            #expect(try Self.mpcOK(server, "listall", "Misc") == "Misc/Deep/Deeper/untagged.mp3\n")
+            #expect(Self.sortedLines(try Self.mpcOK(server, "listall")) == Self.sorted(Self.songsOnServer))
+            #expect(
+                Self.sortedLines(try Self.mpcOK(server, "listall", "Misc"))
+                    == Self.sorted(["Misc/Deep/Deeper/untagged.mp3"] + latin1))
             let missing = try Self.mpc(server, "ls", "No Such Directory")
             #expect(missing.status != 0 && missing.stderr.contains("No such directory"), "\(missing)")
 
@@ -194,17 +206,22 @@ struct LibraryClientTests {
 
                     """)
 
+            // 13 songs on MPD, 14 on playerd (the Latin-1 one, by Nobody: no new artist or album).
             let stats = try Self.mpcOK(server, "stats")
+            let songs = Self.songsOnServer.count
             #expect(
-                stats.hasPrefix("Artists:      5\nAlbums:       6\nSongs:       13\n\nPlay Time:    0 days, 0:00:00\n"),
+                stats.hasPrefix(
+                    "Artists:      5\nAlbums:       6\nSongs:       \(songs)\n\nPlay Time:    0 days, 0:00:00\n"),
                 "\(stats)")
             // 13 songs of about 0.3 s (MPD counts lame's padding: 0.365 s each, 4 s in all).
             #expect(
                 // 13 songs of 0.3 s. playerd's lengths of these tiny 16 kHz files are libmpg123's estimate
-                // from the file size (0.43 s, not 0.30): a known fault, to be fixed, so 5 s is let by.
+                // from the file size (0.43 s, not 0.30): a known fault, to be fixed, so 5 s (6 s for
+                // playerd's 14 songs) is let by.
                 stats.contains("\nDB Play Time: 0 days, 0:00:03\n")
                     || stats.contains("\nDB Play Time: 0 days, 0:00:04\n")
-                    || stats.contains("\nDB Play Time: 0 days, 0:00:05\n"),
+                    || stats.contains("\nDB Play Time: 0 days, 0:00:05\n")
+                    || stats.contains("\nDB Play Time: 0 days, 0:00:06\n"),
                 "\(stats)")
             #expect(stats.contains("\nDB Updated:   "), "\(stats)")
         }
@@ -246,7 +263,8 @@ struct LibraryClientTests {
             // The whole library ("" is the root).
             _ = try Self.mpcOK(server, "clear")
             #expect(try Self.mpcOK(server, "add", "") == "")
-            #expect(Self.sortedLines(try Self.mpcOK(server, "-f", "%file%", "playlist")) == Self.sorted(Self.allSongs))
+            #expect(
+                Self.sortedLines(try Self.mpcOK(server, "-f", "%file%", "playlist")) == Self.sorted(Self.songsOnServer))
         }
     }
 
@@ -406,6 +424,10 @@ struct LibraryClientTests {
         try requireTool(InteropServer.mpdPath)
         try withInteropServer(.mpd) { reference in
             try withInteropServer { server in
+                // The song whose name is not UTF-8 is left out of the comparison: MPD 0.23 skips it,
+                // playerd keeps it escaped, on purpose (the mpc and python-mpd2 tests check that side).
+                let latin1 = Array(server.musicDirectory.utf8) + [UInt8(ascii: "/")] + LibraryTree.latin1NameBytes
+                #expect(unlink(latin1.map { CChar(bitPattern: $0) } + [0]) == 0)
                 try reference.updateAndWait()
                 try server.updateAndWait()
                 let referenceClient = try reference.connect()

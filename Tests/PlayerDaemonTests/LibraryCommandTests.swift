@@ -25,8 +25,12 @@ struct LibraryCommandTests {
         return root
     }
 
-    private func withLibrary(_ body: (RunningPlayerd, LineClient, String) throws -> Void) throws {
+    /// Runs `body` against a daemon whose library holds the tree, after `prepare` added to the tree.
+    private func withLibrary(
+        prepare: (String) throws -> Void = { _ in }, _ body: (RunningPlayerd, LineClient, String) throws -> Void
+    ) throws {
         let tree = try self.makeTree()
+        try prepare(tree)
         var options = RunningPlayerd.Options()
         options.library = true
         options.extraArguments = ["--music-dir", tree]
@@ -126,6 +130,56 @@ struct LibraryCommandTests {
             let block = try client.command("playlistinfo 0")
             #expect(block.contains { $0.hasPrefix("Last-Modified: ") })
             #expect(block.contains("Format: 44100:16:2"))
+        }
+    }
+
+    @Test("a file and a directory named in Latin-1 are listed escaped, found, listed on disk, and play")
+    func namesThatAreNotUTF8() throws {
+        /// Copies a fixture to a path given as bytes, which a `String` cannot hold.
+        func copy(_ fixture: String, to bytes: [UInt8]) throws {
+            let contents = try Data(contentsOf: URL(fileURLWithPath: Paths.fixture(fixture)))
+            let descriptor = open(bytes.map { CChar(bitPattern: $0) } + [0], O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            guard descriptor >= 0 else { throw HarnessError("cannot create \(bytes)") }
+            defer { close(descriptor) }
+            let written = contents.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard written == contents.count else { throw HarnessError("cannot write \(bytes)") }
+        }
+        try withLibrary { tree in
+            // "café.mp3" (3 s) and "Été/x.mp3", with é and É as their Latin-1 bytes.
+            let music = Array(tree.utf8)
+            try copy("stereo-44k-cbr.mp3", to: music + Array("/caf".utf8) + [0xE9] + Array(".mp3".utf8))
+            let ete = music + [0x2F, 0xC9, 0x74, 0xE9]
+            guard mkdir(ete.map { CChar(bitPattern: $0) } + [0], 0o755) == 0 else { throw HarnessError("mkdir") }
+            try copy("tagged-id3v23.mp3", to: ete + Array("/x.mp3".utf8))
+        } _: { daemon, client, _ in
+            #expect(try client.fields("stats")["songs"] == "6")
+            // On the wire a backslash inside quotes is sent as two.
+            let root = try client.command("lsinfo")
+            #expect(root.contains("file: caf\\xE9.mp3"))
+            #expect(root.contains("directory: \\xC9t\\xE9"))
+            let inside = try client.command(#"lsinfo "\\xC9t\\xE9""#)
+            #expect(inside.first == "file: \\xC9t\\xE9/x.mp3")
+            #expect(inside.contains("Title: Café Noir — Ünïcødé ☃"))
+            #expect(try client.command(#"find file "caf\\xE9.mp3""#).first == "file: caf\\xE9.mp3")
+            #expect(try client.command(#"listfiles "\\xC9t\\xE9""#).first == "file: x.mp3")
+            #expect(try client.command(#"add "\\xC9t\\xE9""#) == ["OK"])
+            #expect(try client.command(#"add "caf\\xE9.mp3""#) == ["OK"])
+            let queue = try client.command("playlistinfo").filter { $0.hasPrefix("file: ") }
+            #expect(queue == ["file: \\xC9t\\xE9/x.mp3", "file: caf\\xE9.mp3"])
+            // It plays, on the null output in real time: the position moves on within the song.
+            #expect(try client.command("play 1") == ["OK"])
+            let deadline = Date(timeIntervalSinceNow: 10)
+            var status = try client.fields("status")
+            while Double(status["elapsed"] ?? "0") ?? 0 < 0.5, Date() < deadline {
+                usleep(50_000)
+                status = try client.fields("status")
+            }
+            #expect(status["state"] == "play", "\(status)")
+            #expect(status["song"] == "1")
+            #expect((Double(status["elapsed"] ?? "0") ?? 0) >= 0.5, "\(status)")
+            #expect(status["duration"] == "3.000")
+            #expect(status["error"] == nil)
+            #expect(!daemon.log.contains("UTF-8"))
         }
     }
 

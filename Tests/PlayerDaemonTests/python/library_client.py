@@ -54,6 +54,10 @@ EXPECTED_DIRECTORIES = {
 }
 
 
+# The song whose name is not UTF-8 (Latin-1 "café"): playerd keeps it under its escaped name (a
+# backslash, "xE9"); MPD 0.23 leaves it out of its database.
+LATIN1_SONG = "Misc/caf\\xE9.mp3"
+
 FAILURES = []
 
 
@@ -109,7 +113,9 @@ def main(socket_path, music_dir, server):
     # Browsing: lsinfo, directory by directory.
     files, directories, songs = set(), set(), {}
     browse(client, "", files, directories, songs)
-    check(files == EXPECTED_FILES, "lsinfo walk finds every song and nothing else", sorted(files ^ EXPECTED_FILES))
+    expected_files = EXPECTED_FILES | ({LATIN1_SONG} if server == "playerd" else set())
+    song_count = len(expected_files)
+    check(files == expected_files, "lsinfo walk finds every song and nothing else", sorted(files ^ expected_files))
     check(directories == EXPECTED_DIRECTORIES, "lsinfo walk finds every directory", sorted(directories))
     formation = songs["Beyoncé/Lemonade/01 Formation.mp3"]
     expected_tags = {
@@ -136,6 +142,11 @@ def main(socket_path, music_dir, server):
     )
     kanji = songs["東京事変/教育/02 群青日和.mp3"]
     check(kanji.get("title") == "群青日和" and kanji.get("album") == "教育", "UTF-16 ID3 tags arrive as UTF-8", kanji)
+    if server == "playerd":
+        latin1 = songs.get(LATIN1_SONG, {})
+        check(latin1.get("title") == "Latin-1 Name", "the song named in Latin-1 has its tags", latin1)
+        found = files_of(client.find("file", LATIN1_SONG))
+        check(found == [LATIN1_SONG], "find file finds the song named in Latin-1 by its escaped name", found)
 
     # Searching (case-folded substring) and finding (exact).
     found = files_of(client.search("any", "Beyoncé"))
@@ -171,8 +182,8 @@ def main(socket_path, music_dir, server):
 
     stats = client.stats()
     check(
-        (stats["artists"], stats["albums"], stats["songs"]) == ("5", "6", "13"),
-        "stats: 5 artists, 6 albums, 13 songs",
+        (stats["artists"], stats["albums"], stats["songs"]) == ("5", "6", str(song_count)),
+        f"stats: 5 artists, 6 albums, {song_count} songs",
         stats,
     )
     check("db_update" in stats and int(stats["db_update"]) > 0, "stats has db_update", stats)
@@ -220,7 +231,7 @@ def main(socket_path, music_dir, server):
     wait_until_idle_db(client)
     found = files_of(client.find("file", "Misc/added.mp3"))
     check(found == ["Misc/added.mp3"], "the new song is in the library after the update", found)
-    check(client.stats()["songs"] == "14", "stats counts the new song", client.stats())
+    check(client.stats()["songs"] == str(song_count + 1), "stats counts the new song", client.stats())
     watcher.disconnect()
 
     # status carries updating_db while a job runs: rescan and status in one command list, so that
@@ -233,7 +244,7 @@ def main(socket_path, music_dir, server):
     check(status.get("updating_db") == job, "status has updating_db while the rescan runs", status)
     status = wait_until_idle_db(client)
     check("updating_db" not in status, "updating_db is gone once the rescan ended", status)
-    check(client.stats()["songs"] == "14", "stats after the rescan", client.stats())
+    check(client.stats()["songs"] == str(song_count + 1), "stats after the rescan", client.stats())
 
     client.clear()
     client.close()
