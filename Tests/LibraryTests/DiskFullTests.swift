@@ -29,12 +29,12 @@ import Testing
         let finished = Mutex<[Int: UpdateReport]>([:])
 
         @discardableResult
-        func waitForJob(_ id: Int) throws -> UpdateReport {
+        func waitForJob(_ id: Int) async throws -> UpdateReport {
             let deadline = Date(timeIntervalSinceNow: 60)
             while true {
                 if let report = self.finished.withLock({ $0[id] }) { return report }
                 guard Date() < deadline else { throw JobNeverEnded(id: id) }
-                usleep(20_000)
+                try await Task.sleep(for: .milliseconds(20))
             }
         }
     }
@@ -50,13 +50,13 @@ import Testing
         case tmpfs
     }
 
-    @Test func aPageLimitFullDuringAScan() throws {
-        try self.scanFillingTheDisk(.pageLimit)
+    @Test func aPageLimitFullDuringAScan() async throws {
+        try await self.scanFillingTheDisk(.pageLimit)
     }
 
     @Test(.enabled(if: Self.canMountTmpfs, "mounting a tmpfs is not permitted here"))
-    func aSmallFileSystemFullDuringAScan() throws {
-        try self.scanFillingTheDisk(.tmpfs)
+    func aSmallFileSystemFullDuringAScan() async throws {
+        try await self.scanFillingTheDisk(.tmpfs)
     }
 
     /// An update that committed its songs and then failed to recompute what derives from them (the
@@ -89,7 +89,7 @@ import Testing
                 == nil)
     }
 
-    private func scanFillingTheDisk(_ space: Space) throws {
+    private func scanFillingTheDisk(_ space: Space) async throws {
         let tree = try ScannedTree()
         let directory = tree.root + "/small"
         #expect(mkdir(directory, 0o755) == 0)
@@ -112,13 +112,13 @@ import Testing
             try? library.database.pool.close()
             if space == .tmpfs { umount2(directory, Int32(MNT_DETACH)) }
         }
-        try events.waitForJob(try library.update(""))
+        try await events.waitForJob(try library.update(""))
         #expect(library.stats.songs == 4)
 
         // Little room left, then 600 more songs to scan.
         switch space {
         case .pageLimit:
-            try library.database.pool.writeWithoutTransaction { db in
+            try await library.database.pool.writeWithoutTransaction { db in
                 let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
                 try db.execute(sql: "PRAGMA max_page_count = \(pages + 16)")
             }
@@ -135,7 +135,7 @@ import Testing
                 #expect(link(ScannedTree.fixtures + "/tagged-id3v24.mp3", albumDirectory + "/\(track).mp3") == 0)
             }
         }
-        let failed = try events.waitForJob(try library.update(""))
+        let failed = try await events.waitForJob(try library.update(""))
         // Songs of batches before the failure may be in: clients are told the database changed.
         #expect(failed.changed)
 
@@ -154,7 +154,7 @@ import Testing
         var configuration = Configuration()
         configuration.readonly = true
         let reader = try DatabaseQueue(path: databasePath, configuration: configuration)
-        let (check, uris) = try reader.read { db in
+        let (check, uris) = try await reader.read { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA quick_check"),
                 try String.fetchAll(db, sql: "SELECT uri FROM song")
@@ -169,18 +169,18 @@ import Testing
         // Room again: the next update finishes the job.
         switch space {
         case .pageLimit:
-            try library.database.pool.writeWithoutTransaction { db in
+            try await library.database.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA max_page_count = 1073741823")
             }
         case .tmpfs:
             #expect(unlink(filler) == 0)
         }
         let before = events.notices.withLock { $0.count }
-        try events.waitForJob(try library.update(""))
+        try await events.waitForJob(try library.update(""))
         let after = events.notices.withLock { Array($0[before...]) }
         #expect(!after.contains { $0.contains("failed") }, "\(after)")
         #expect(library.stats.songs == 604)
         #expect(try library.songURIs(under: "Many")?.count == 600)
-        #expect(try library.database.pool.read { try String.fetchOne($0, sql: "PRAGMA quick_check") } == "ok")
+        #expect(try await library.database.pool.read { try String.fetchOne($0, sql: "PRAGMA quick_check") } == "ok")
     }
 }

@@ -223,7 +223,7 @@ final class ScannedTree {
     @Test func quickQueriesAreAbandonedWhenTheyProveLongOrSlow() throws {
         let tree = try ScannedTree()
         try FileManager.default.createDirectory(atPath: tree.music + "/Many", withIntermediateDirectories: true)
-        for index in 0..<8000 {
+        for index in 0..<3000 {
             try FileManager.default.linkItem(
                 atPath: tree.music + "/A/x.mp3", toPath: tree.music + "/Many/\(index).mp3")
         }
@@ -238,15 +238,15 @@ final class ScannedTree {
         var slow = ResponseWriter()
         try tree.library.listInfo("A", tagTypes: all, to: &slow)
         #expect(quick == slow.bytes)
-        // Long (8,000 song blocks): abandoned once past the quick answer's limit.
+        // Long (3,000 song blocks): abandoned once past the quick answer's limit.
         #expect(
             try tree.library.quickly { () throws(Ack) -> Int in
                 var response = ResponseWriter()
                 try tree.library.listInfo("Many", tagTypes: all, to: &response)
                 return response.bytes.count
             } == nil)
-        // Slow (a regular expression matching nothing, tried on 8,000 titles): SQLite stops it.
-        let query = try LibraryQuery.parse(["(Title =~ '^nothing')"], ignoringCase: false, allowing: [])
+        // Slow (two letters no tag holds, looked for in each of the 3,000 songs' tags): SQLite stops it.
+        let query = try LibraryQuery.parse(["any", "zq"], ignoringCase: true, allowing: [])
         #expect(
             try tree.library.quickly { () throws(Ack) -> Int in
                 var response = ResponseWriter()
@@ -256,7 +256,7 @@ final class ScannedTree {
         // Run normally, both answer whole.
         var many = ResponseWriter()
         try tree.library.listInfo("Many", tagTypes: all, to: &many)
-        #expect(many.text.components(separatedBy: "\nfile: ").count == 8000)
+        #expect(many.text.components(separatedBy: "\nfile: ").count == 3000)
         var nothing = ResponseWriter()
         try tree.library.find(query, tagTypes: all, to: &nothing) { _ in true }
         #expect(nothing.bytes.isEmpty)
@@ -295,17 +295,17 @@ final class ScannedTree {
 @Suite struct LibraryJobTests {
     /// An update job of a subtree that removes a song, run on the library's own thread: this once
     /// outgrew the thread's stack and corrupted the heap.
-    @Test func aJobRemovingASongFromASubtree() throws {
+    @Test func aJobRemovingASongFromASubtree() async throws {
         let tree = try ScannedTree()
         let library = try MusicLibrary(
             musicDirectory: tree.music, databasePath: tree.root + "/probe.db", watches: false
         ) { _ in }
         defer { library.shutdown() }
         _ = try library.update("")
-        for _ in 0..<200 where library.stats.songs != 4 { usleep(20_000) }
+        for _ in 0..<200 where library.stats.songs != 4 { try await Task.sleep(for: .milliseconds(20)) }
         try FileManager.default.removeItem(atPath: tree.music + "/A/B/y.mp3")
         _ = try library.update("A/B")
-        for _ in 0..<200 where library.stats.songs != 3 { usleep(20_000) }
+        for _ in 0..<200 where library.stats.songs != 3 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(library.stats.songs == 3)
     }
 }

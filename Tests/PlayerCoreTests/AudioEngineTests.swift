@@ -180,7 +180,9 @@ struct AudioEngineTests {
 
     @Test("next and previous move through the queue; next past the end stops")
     func nextAndPrevious() async throws {
-        let files = [fixture("one-second.mp3"), fixture("stereo-44k-cbr.mp3"), fixture("mono-48k-vbr.mp3")]
+        // Songs of 3 s, so that the test may be held up a second or two (other tests run beside it on
+        // two cores) without a song ending on its own before `next` comes.
+        let files = [fixture("stereo-44k-cbr.mp3"), fixture("stereo-44k-cbr.mp3"), fixture("mono-48k-vbr.mp3")]
         let (engine, _) = try makeEngine(files, paced: true)
         defer { engine.shutdown() }
         try await engine.handle(.play)
