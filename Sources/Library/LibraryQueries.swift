@@ -246,7 +246,7 @@ extension MusicLibrary {
                 let prefix = base + (directoryURI.isEmpty ? "" : directoryURI + "/")
                 names.bind(1, directory[0] as Int64)
                 while try names.next(db) {
-                    uris.append(prefix + names.string(0))
+                    uris.append(names.string(0, after: prefix))
                 }
             }
             return uris

@@ -87,6 +87,22 @@ struct RawStatement {
         return String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// `prefix` followed by the text in column `column` of the current row, made in one allocation.
+    func string(_ column: Int32, after prefix: String) -> String {
+        guard let text = sqlite3_column_text(self.handle, column) else { return prefix }
+        let count = Int(sqlite3_column_bytes(self.handle, column))
+        var prefix = prefix
+        return prefix.withUTF8 { head in
+            String(unsafeUninitializedCapacity: head.count + count) { buffer in
+                let raw = UnsafeMutableRawBufferPointer(buffer)
+                raw.copyMemory(from: UnsafeRawBufferPointer(head))
+                UnsafeMutableRawBufferPointer(rebasing: raw[head.count...]).copyMemory(
+                    from: UnsafeRawBufferPointer(start: text, count: count))
+                return head.count + count
+            }
+        }
+    }
+
     /// Runs the statement once and readies it for the next values.
     func run(_ db: Database) throws {
         let code = sqlite3_step(self.handle)

@@ -10,9 +10,10 @@ import PlayerCore
 /// its own. Command handlers run on Swift's cooperative pool, which has one thread per core: a walk of
 /// a large tree held there stalled every other client's `setvol`, `play` and `clear` behind it.
 ///
-/// The threads run at a lower CPU priority (nice 10) than the event loops and the audio thread, so
-/// that however many clients walk huge trees at once, the rest are answered as if nothing walked;
-/// there are few of them, so walks queue rather than multiply threads.
+/// The walks' and tags' threads run at a lower CPU priority (nice 10) than the event loops and the
+/// audio thread, so that however many clients walk huge trees at once, the rest are answered as if
+/// nothing walked; there are few of them, so walks queue rather than multiply threads. The library's
+/// threads keep the daemon's priority: their queries are bounded, and a client waits for each.
 enum FileSystemWork {
     /// Which kind of work: each has its own threads, so that clients walking huge trees delay nobody's
     /// song blocks.
@@ -70,7 +71,11 @@ enum FileSystemWork {
             }
         pool.submit { _ in
             // On Linux the nice value belongs to the thread: this one, which only ever runs this work.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+            // Library queries keep the daemon's priority: they are bounded reads a client waits for (as
+            // MPD answers them on its main thread), where a walk may take minutes.
+            if lane != .library {
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+            }
             body()
         }
     }

@@ -109,9 +109,34 @@ public final class PlayerService: Sendable {
     /// walk runs off the cooperative pool, stops at the queue's length limit, and ends when the calling
     /// task is cancelled.
     func resolve(_ uri: String, for session: SessionSettings, command: String) async throws(Ack) -> [String] {
-        try await FileSystemWork.run { cancellation throws(Ack) in
+        // What the library holds is a query, not a walk: it runs on the library's threads, which are not
+        // held back behind busy clients as the walks' are.
+        if self.library != nil, !uri.hasPrefix("/"), !uri.hasPrefix("file://"),
+            let paths = try await FileSystemWork.run(
+                on: .library,
+                { _ throws(Ack) in
+                    try self.libraryPaths(uri, command: command)
+                })
+        {
+            return paths
+        }
+        return try await FileSystemWork.run { cancellation throws(Ack) in
             try self.resolve(uri, for: session, command: command, cancellation: cancellation)
         }
+    }
+
+    /// The paths of what the library holds under the relative `uri`, in listing order; nil when it holds
+    /// nothing there (or there is no library): then the disk is walked.
+    private func libraryPaths(_ uri: String, command: String) throws(Ack) -> [String]? {
+        guard let library = self.library, let musicDirectory = self.configuration.musicDirectory,
+            !QueueLoader.climbsUp(uri),
+            let paths = try library.songURIs(under: uri, prefixedWith: musicDirectory + "/")
+        else { return nil }
+        let limit = self.configuration.maximumQueueLength
+        guard paths.count <= limit else {
+            throw Ack(.playlistMax, "\(uri): more than \(limit) songs, the queue's limit", command: command)
+        }
+        return paths
     }
 
     /// `resolve` on the calling thread, which may block for as long as the walk takes.
@@ -135,13 +160,7 @@ public final class PlayerService: Sendable {
                 throw Ack(.noExist, "\(uri): no such file in the music directory", command: command)
             }
             // What the library knows comes from the database, in its order, without walking the disk.
-            if let library = self.library,
-                let paths = try library.songURIs(under: path, prefixedWith: musicDirectory + "/")
-            {
-                let limit = self.configuration.maximumQueueLength
-                guard paths.count <= limit else {
-                    throw Ack(.playlistMax, "\(uri): more than \(limit) songs, the queue's limit", command: command)
-                }
+            if let paths = try self.libraryPaths(path, command: command) {
                 return paths
             }
             path = musicDirectory + "/" + path

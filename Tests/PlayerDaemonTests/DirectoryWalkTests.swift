@@ -69,6 +69,9 @@ struct DirectoryWalkTests {
             // At least 10: a test run under `nice` starts its threads higher already.
             #expect(nice >= FileSystemWork.niceness)
         }
+        // Library queries keep the daemon's own priority.
+        let own = getpriority(__priority_which_t(0), 0)
+        #expect(try await FileSystemWork.run(on: .library) { _ in getpriority(__priority_which_t(0), 0) } == own)
     }
 
     @Test("a walk whose client goes away is cancelled: the work stops, the daemon stays")
