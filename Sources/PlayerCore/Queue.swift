@@ -164,10 +164,13 @@ public struct Queue: Sendable {
         // cost microseconds per call, and the daemon adds one song per command.
         var ids: [Int] = []
         ids.reserveCapacity(added)
-        // A directory of 10,000 songs would otherwise grow the table and the arrays a dozen times.
-        self.positionsByID.reserveCapacity(newCount)
-        self.entries.reserveCapacity(newCount)
-        self.entryVersions.reserveCapacity(newCount)
+        // A directory of 10,000 songs would otherwise grow the table and the arrays a dozen times. (Not
+        // for one song: reserving exactly one more each time would defeat their geometric growth.)
+        if added > 1 {
+            self.positionsByID.reserveCapacity(newCount)
+            self.entries.reserveCapacity(newCount)
+            self.entryVersions.reserveCapacity(newCount)
+        }
         if start == oldCount {
             var id = firstID
             for path in paths {

@@ -59,6 +59,8 @@ public final class Daemon: Sendable {
         } else {
             self.persistence = nil
         }
+        // The start-up update is queued before the socket answers: the first client's `status` shows it.
+        service.startLibrary()
         do {
             if let descriptor = systemd.listeningDescriptors.first {
                 self.server = try ControlServer(service: service, listeningDescriptor: descriptor, logger: logger)
@@ -70,7 +72,6 @@ public final class Daemon: Sendable {
             throw error
         }
         self.persistence?.start()
-        service.startLibrary()
         let server = self.server
         self.watchdog = Watchdog(systemd: systemd, engine: service.engine, logger: logger) {
             server.isResponsive(within: .seconds(1))

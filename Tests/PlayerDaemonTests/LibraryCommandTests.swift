@@ -275,7 +275,8 @@ struct LibraryCommandTests {
         try withPlayerd(options) { daemon in
             let client = try daemon.connect()
             try self.waitForUpdates(client)
-            #expect(try client.fields("stats")["songs"] == "3004")
+            let stats = try client.fields("stats")
+            #expect(stats["songs"] == "3004", "\(stats) \(daemon.log)")
             #expect(try client.command("list album").contains("Album: Ça ira, mon cœur"))
             #expect(!daemon.log.contains("moved aside"))
         }
