@@ -143,12 +143,45 @@ big = tag(3, [frame23("TIT2", b"\x00Big Tag"), frame23("APIC", apic)])
 open("big-id3.mp3", "wb").write(big + audio)
 PY
 
+# 6. Files without a Xing/Info header: libmpg123 can only estimate their length
+#    from the file's size (see Sources/Audio/StreamLength.swift).
+#    short-22k-no-info.mp3: 0.3 s of 440 Hz, 22.05 kHz mono, CBR 32. LAME leaves
+#    out its Info frame when a frame is too small to hold it (below 64 kbit/s
+#    here), as for the library tests' songs; then a 264-byte ID3v2.3 tag.
+synth_raw "$TMP/short.raw" 22050 1 synth 0.3 sine 440
+encode_raw "$TMP/short.raw" "$TMP/short.mp3" 22050 1 m -b 32
+#    cbr-id3v2-no-info.mp3: the tagged files' 2 s, CBR 128 with -t (no Info
+#    frame), behind a 4096-byte ID3v2.3 tag (TIT2 and padding).
+encode_raw "$TMP/tagbase.raw" "$TMP/cbr-no-info.mp3" 44100 2 j -b 128 -t
+#    vbr-no-xing.mp3: stereo-44k-cbr's signal, VBR -V 2 with -t (no Xing frame).
+encode_raw "$TMP/stereo.raw" vbr-no-xing.mp3 44100 2 j -V 2 -t
+
+python3 - "$TMP/short.mp3" "$TMP/cbr-no-info.mp3" <<'PY'
+import struct, sys
+
+def syncsafe(n):
+    return bytes([(n >> 21) & 0x7F, (n >> 14) & 0x7F, (n >> 7) & 0x7F, n & 0x7F])
+
+def tag(frames, total):          # ID3v2.3 of `total` bytes in all, padded with zeros
+    body = b"".join(fid.encode("ascii") + struct.pack(">I", len(data)) + b"\x00\x00" + data
+                    for fid, data in frames)
+    assert len(body) <= total - 10
+    return b"ID3\x03\x00\x00" + syncsafe(total - 10) + body + b"\x00" * (total - 10 - len(body))
+
+for source, out, title, total in [(sys.argv[1], "short-22k-no-info.mp3", "Short", 264),
+                                  (sys.argv[2], "cbr-id3v2-no-info.mp3", "No Info", 4096)]:
+    audio = open(source, "rb").read()
+    assert audio[:3] != b"ID3" and b"Info" not in audio[:200] and b"Xing" not in audio[:200]
+    open(out, "wb").write(tag([("TIT2", b"\x00" + title.encode("ascii")),
+                               ("TPE1", b"\x00Nobody")], total) + audio)
+PY
+
 # ----------------------------------------------------------------- bad files
 
-# 6. empty.mp3: zero bytes.
+# 7. empty.mp3: zero bytes.
 : > empty.mp3
 
-# 7. random.mp3: 16384 pseudo-random bytes (not starting with "ID3" or 0xFF).
+# 8. random.mp3: 16384 pseudo-random bytes (not starting with "ID3" or 0xFF).
 python3 - <<'PY'
 import random
 data = random.Random(1234).randbytes(16384)
@@ -156,11 +189,11 @@ assert data[0] != 0xFF and data[:3] != b"ID3"
 open("random.mp3", "wb").write(data)
 PY
 
-# 8. wav-named.mp3: a real 1 s 44.1 kHz stereo s16 WAV file.
+# 9. wav-named.mp3: a real 1 s 44.1 kHz stereo s16 WAV file.
 sox -R -D -r 44100 -c 2 -n -b 16 -e signed-integer -t wav wav-named.mp3 synth 1 sine 440 vol 0.5
 
-# 9. truncated.mp3 (first 55 % of stereo-44k-cbr.mp3, cut mid-frame) and
-# 10. garbage-middle.mp3 (4096 random bytes inserted mid-frame in stereo-44k-cbr.mp3).
+# 10. truncated.mp3 (first 55 % of stereo-44k-cbr.mp3, cut mid-frame) and
+# 11. garbage-middle.mp3 (4096 random bytes inserted mid-frame in stereo-44k-cbr.mp3).
 python3 - <<'PY'
 import random
 src = open("stereo-44k-cbr.mp3", "rb").read()
@@ -190,7 +223,7 @@ junk = random.Random(5678).randbytes(4096)
 open("garbage-middle.mp3", "wb").write(src[:at] + junk + src[at:])
 PY
 
-# 11. id3-beyond-eof.mp3: ID3v2.3 header claiming a 200 MiB tag, then one-second.mp3.
+# 12. id3-beyond-eof.mp3: ID3v2.3 header claiming a 200 MiB tag, then one-second.mp3.
 python3 - <<'PY'
 n = 200 * 1024 * 1024
 size = bytes([(n >> 21) & 0x7F, (n >> 14) & 0x7F, (n >> 7) & 0x7F, n & 0x7F])
