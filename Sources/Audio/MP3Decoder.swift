@@ -16,7 +16,8 @@ public final class MP3Decoder {
     public let path: String
     /// The PCM format `read(into:)` produces.
     public let format: AudioFormat
-    /// The song's length in frames (after gapless trimming), or nil where libmpg123 cannot tell.
+    /// The song's length in frames (after gapless trimming), measured as `SongReader` measures it (see
+    /// `StreamLength`), or nil where libmpg123 cannot tell.
     public let lengthFrames: Int?
     /// The song's tags; empty when the file has none.
     public let tags: Tags
@@ -81,8 +82,7 @@ public final class MP3Decoder {
         try Self.check(path, "mpg123_format", mpg123_format(handle, rate, channels, encoding), handle)
 
         self.format = AudioFormat(sampleRate: rate, channels: Int(channels), sampleFormat: sampleFormat)
-        let length = mpg123_length(handle)
-        self.lengthFrames = length >= 0 ? Int(length) : nil
+        self.lengthFrames = StreamLength.frames(handle, descriptor: descriptor)
         self.tags = ID3Tags.read(handle, descriptor: descriptor)
         self.handle = handle
         self.fileDescriptor = descriptor

@@ -13,8 +13,9 @@ public struct SongFacts: Sendable, Hashable {
     public var sampleRate: Int
     /// 1 or 2.
     public var channels: Int
-    /// The length in seconds, from the header (the Xing/Info or VBRI frame count, exact after gapless
-    /// trimming for LAME files) or estimated from the file's size; nil when libmpg123 cannot tell.
+    /// The length in seconds, as libmpg123 decodes the file (see `StreamLength`): from the Xing/Info
+    /// header's frame count (exact after gapless trimming for LAME files), else from the audio's bytes
+    /// between the tags, or a scan of the frames; nil when libmpg123 cannot tell.
     public var duration: Double?
 
     public init(tags: Tags, sampleRate: Int, channels: Int, duration: Double?) {
@@ -80,12 +81,12 @@ public final class SongReader {
     ///   empty, not MP3.
     public func read(path: String) throws(DecoderError) -> SongFacts {
         try self.withOpenFile(path) { handle, descriptor, rate, channels in
-            let length = mpg123_length(handle)
+            let length = StreamLength.frames(handle, descriptor: descriptor)
             return SongFacts(
                 tags: ID3Tags.read(handle, descriptor: descriptor),
                 sampleRate: rate,
                 channels: channels,
-                duration: length >= 0 && rate > 0 ? Double(length) / Double(rate) : nil
+                duration: length.flatMap { rate > 0 ? Double($0) / Double(rate) : nil }
             )
         }
     }
