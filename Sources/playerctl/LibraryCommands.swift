@@ -275,17 +275,17 @@ func libraryRequest<Value>(_ body: () throws -> Value) throws -> Value {
 }
 
 /// The songs a `find` or `search` finds.
-func findSongs(_ connection: MPDConnection, _ command: String, _ arguments: [String]) throws -> [LibrarySong] {
-    try LibrarySong.list(from: try libraryRequest { try connection.command(command, arguments) })
+func findSongs(_ connection: MPDConnection, _ command: String, _ arguments: [String]) throws -> [Song] {
+    try Song.list(from: try libraryRequest { try connection.command(command, arguments) })
 }
 
 /// The songs an album query finds, in the order the album plays.
-func albumSongs(_ connection: MPDConnection, _ query: AlbumQuery) throws -> [LibrarySong] {
-    LibrarySong.albumOrder(try findSongs(connection, "search", [query.expression]))
+func albumSongs(_ connection: MPDConnection, _ query: AlbumQuery) throws -> [Song] {
+    Song.albumOrder(try findSongs(connection, "search", [query.expression]))
 }
 
 /// `Artist — Title (Album, 3:45)  path`; the parts a song lacks are left out.
-func songLine(_ song: LibrarySong) -> String {
+func songLine(_ song: Song) -> String {
     var line = ""
     if let artist = song.artist {
         line += artist + " — "
@@ -299,7 +299,7 @@ func songLine(_ song: LibrarySong) -> String {
 }
 
 /// A song as `search --json` prints it.
-func songJSON(_ song: LibrarySong) -> JSONObject {
+func songJSON(_ song: Song) -> JSONObject {
     var object = JSONObject()
     object.add("file", .string(song.file))
     object.add("artist", song.artist.map(JSONValue.string) ?? .null)
@@ -430,7 +430,7 @@ struct LibraryChoice: ParsableArguments {
     /// The URIs chosen, in the order they go in the queue; nil when none was chosen. When nothing
     /// matches, says so and exits 1, having changed nothing.
     func songs(_ connection: MPDConnection) throws -> [String]? {
-        let songs: [LibrarySong]
+        let songs: [Song]
         let description: String
         if let album = self.album {
             let query = AlbumQuery(album: album, artist: self.artist)

@@ -46,7 +46,7 @@ struct LibraryTests {
 
     @Test("song blocks: tags, durations, and lsinfo's directories skipped")
     func songBlocks() throws {
-        let songs = try LibrarySong.list(
+        let songs = try Song.list(
             from: fields(
                 """
                 directory: Early
@@ -74,27 +74,27 @@ struct LibraryTests {
         #expect(songs.count == 2)
         #expect(
             songs[0]
-                == LibrarySong(
+                == Song(
                     file: "A/B/01 x.mp3", title: "Sinnerman", artist: "Nina Simone", albumArtist: "Nina Simone",
                     album: "Pastel Blues", track: "10/12", disc: "1/2", date: "1965-10-01", genre: "Jazz",
                     duration: 620.25))
         #expect(songs[0].trackNumber == 10)
         #expect(songs[0].discNumber == 1)
-        #expect(songs[1] == LibrarySong(file: "loose.mp3", duration: 3))
-        #expect(throws: ClientError.self) { try LibrarySong.list(from: fields("Title: x\nfile: y")) }
-        #expect(throws: ClientError.self) { try LibrarySong.list(from: fields("file: y\nduration: soon")) }
+        #expect(songs[1] == Song(file: "loose.mp3", duration: 3))
+        #expect(throws: ClientError.self) { try Song.list(from: fields("Title: x\nfile: y")) }
+        #expect(throws: ClientError.self) { try Song.list(from: fields("file: y\nduration: soon")) }
     }
 
     @Test("an album plays by disc, then by track number (10 after 9), then by path")
     func albumOrder() {
         let songs = [
-            LibrarySong(file: "x/10.mp3", track: "10"), LibrarySong(file: "x/2-1.mp3", track: "1", disc: "2"),
-            LibrarySong(file: "x/9.mp3", track: "9/12"), LibrarySong(file: "x/none.mp3"),
-            LibrarySong(file: "x/01.mp3", track: "01", disc: "1/2"), LibrarySong(file: "x/b.mp3", track: "3"),
-            LibrarySong(file: "x/a.mp3", track: "3"),
+            Song(file: "x/10.mp3", track: "10"), Song(file: "x/2-1.mp3", track: "1", disc: "2"),
+            Song(file: "x/9.mp3", track: "9/12"), Song(file: "x/none.mp3"),
+            Song(file: "x/01.mp3", track: "01", disc: "1/2"), Song(file: "x/b.mp3", track: "3"),
+            Song(file: "x/a.mp3", track: "3"),
         ]
         #expect(
-            LibrarySong.albumOrder(songs).map(\.file) == [
+            Song.albumOrder(songs).map(\.file) == [
                 "x/01.mp3", "x/a.mp3", "x/b.mp3", "x/9.mp3", "x/10.mp3", "x/none.mp3", "x/2-1.mp3",
             ])
     }
@@ -102,11 +102,11 @@ struct LibraryTests {
     @Test("two albums of one name stay apart, in the order they first appear")
     func albumsApart() {
         let songs = [
-            LibrarySong(file: "b/2.mp3", albumArtist: "B", track: "2"),
-            LibrarySong(file: "a/1.mp3", albumArtist: "A", track: "1"),
-            LibrarySong(file: "b/1.mp3", albumArtist: "B", track: "1"),
+            Song(file: "b/2.mp3", albumArtist: "B", track: "2"),
+            Song(file: "a/1.mp3", albumArtist: "A", track: "1"),
+            Song(file: "b/1.mp3", albumArtist: "B", track: "1"),
         ]
-        #expect(LibrarySong.albumOrder(songs).map(\.file) == ["b/1.mp3", "b/2.mp3", "a/1.mp3"])
+        #expect(Song.albumOrder(songs).map(\.file) == ["b/1.mp3", "b/2.mp3", "a/1.mp3"])
     }
 
     @Test("list album group date group albumartist: grouped albums with their first year")
