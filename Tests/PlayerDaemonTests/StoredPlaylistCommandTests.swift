@@ -62,66 +62,23 @@ final class PlaylistDaemon {
 
 /// A client that reads binary answers: `size:`, `type:`, `binary: N`, N raw bytes, a newline, `OK`.
 final class BinaryClient {
-    private let descriptor: Int32
-    private var buffer: [UInt8] = []
+    private let connection: LineClient
 
     init(_ path: String) throws {
-        self.descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard self.descriptor >= 0 else { throw HarnessError.system("socket", errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(self.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else { throw HarnessError.system("connect", errno) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(self.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.connection = try LineClient(socketPath: path)
         guard try self.line().hasPrefix("OK MPD ") else { throw HarnessError("no greeting") }
     }
 
-    deinit {
-        close(self.descriptor)
-    }
-
-    func send(_ line: String) throws {
-        let bytes = Array((line + "\n").utf8)
-        guard bytes.withUnsafeBytes({ Glibc.send(self.descriptor, $0.baseAddress, $0.count, 0) }) == bytes.count else {
-            throw HarnessError.system("send", errno)
+    private func line() throws -> String {
+        guard let line = try self.connection.readLine(timeout: .seconds(10)) else {
+            throw HarnessError("the connection ended")
         }
-    }
-
-    private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { throw HarnessError("the connection ended or timed out") }
-        self.buffer += chunk[0..<count]
-    }
-
-    func line() throws -> String {
-        while true {
-            if let newline = self.buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: self.buffer[..<newline], as: UTF8.self)
-                self.buffer.removeSubrange(...newline)
-                return line
-            }
-            try self.fill()
-        }
-    }
-
-    func bytes(_ count: Int) throws -> [UInt8] {
-        while self.buffer.count < count { try self.fill() }
-        let bytes = Array(self.buffer[..<count])
-        self.buffer.removeSubrange(..<count)
-        return bytes
+        return line
     }
 
     /// One binary answer: its fields, its chunk, its last line (`OK` or the ACK).
     func binary(_ command: String) throws -> (fields: [String: String], chunk: [UInt8], end: String) {
-        try self.send(command)
+        try self.connection.send(line: command)
         var fields: [String: String] = [:]
         while true {
             let line = try self.line()
@@ -130,7 +87,7 @@ final class BinaryClient {
             let key = String(line[..<colon.lowerBound])
             fields[key] = String(line[colon.upperBound...])
             if key == "binary", let count = Int(fields[key]!) {
-                let chunk = try self.bytes(count)
+                let chunk = try self.connection.readBytes(count, timeout: .seconds(10))
                 guard try self.line() == "" else { throw HarnessError("no newline after the chunk") }
                 return (fields, chunk, try self.line())
             }

@@ -373,61 +373,31 @@ func requireTool(_ path: String) throws {
 /// returns the answer's lines up to `OK` or `ACK`; a `binary: N` line is followed by one line
 /// `<N bytes, fnv1a XXXXXXXX>` that stands for the raw bytes (read exactly, whatever they hold).
 final class ProtocolClient {
-    private let descriptor: Int32
-    private var buffer: [UInt8] = []
+    private let connection: LineClient
 
     init(socketPath: String) throws {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(socketPath.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw HarnessError("socket path too long: \(socketPath)")
+        self.connection = try LineClient(socketPath: socketPath)
+        let greeting = try self.connection.readLine(timeout: .seconds(10))
+        guard let greeting, greeting.hasPrefix("OK MPD 0.23.") else {
+            throw HarnessError("unexpected greeting \(greeting ?? "EOF")")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: bytes) }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else {
-            throw HarnessError.system("socket", errno)
-        }
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw HarnessError.system("connect to \(socketPath)", code)
-        }
-        self.descriptor = descriptor
-        let greeting = try self.readLine()
-        guard greeting.hasPrefix("OK MPD 0.23.") else {
-            throw HarnessError("unexpected greeting \(greeting)")
-        }
-    }
-
-    deinit {
-        Glibc.close(self.descriptor)
     }
 
     /// Sends `request` and returns the answer, the final `OK`/`ACK` line included.
     func command(_ request: String, timeout: Duration = .seconds(10)) throws -> [String] {
-        let bytes = Array((request + "\n").utf8)
-        let sent = bytes.withUnsafeBytes { raw in
-            Glibc.send(self.descriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL))
-        }
-        guard sent == bytes.count else {
-            throw HarnessError.system("send", errno)
-        }
+        try self.connection.send(line: request)
         let deadline = ContinuousClock.now + timeout
         var lines: [String] = []
         while true {
-            let line = try self.readLine(until: deadline)
+            guard let line = try self.connection.readLine(timeout: ContinuousClock.now.duration(to: deadline)) else {
+                throw HarnessError("the server closed the connection; received so far: \(lines)")
+            }
             lines.append(line)
             if line == "OK" || line.hasPrefix("ACK ") {
                 return lines
             }
             if line.hasPrefix("binary: "), let count = Int(line.dropFirst(8)) {
-                let data = try self.read(count + 1, until: deadline)
+                let data = try self.connection.readBytes(count + 1, timeout: ContinuousClock.now.duration(to: deadline))
                 guard data.last == 0x0A else {
                     throw HarnessError("binary data of \(request) not followed by a newline")
                 }
@@ -438,51 +408,6 @@ final class ProtocolClient {
                 lines.append("<\(count) bytes, fnv1a \(String(hash, radix: 16))>")
             }
         }
-    }
-
-    private func readLine(until deadline: ContinuousClock.Instant = .now + .seconds(10)) throws -> String {
-        while true {
-            if let newline = self.buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: self.buffer[..<newline], as: UTF8.self)
-                self.buffer.removeSubrange(...newline)
-                return line
-            }
-            try self.receive(until: deadline)
-        }
-    }
-
-    private func read(_ count: Int, until deadline: ContinuousClock.Instant) throws -> [UInt8] {
-        while self.buffer.count < count {
-            try self.receive(until: deadline)
-        }
-        let bytes = Array(self.buffer[..<count])
-        self.buffer.removeSubrange(..<count)
-        return bytes
-    }
-
-    private func receive(until deadline: ContinuousClock.Instant) throws {
-        let left = ContinuousClock.now.duration(to: deadline)
-        let milliseconds = max(
-            0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-        var request = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = Glibc.poll(&request, 1, milliseconds)
-        if ready < 0 && errno == EINTR {
-            return
-        }
-        guard ready > 0 else {
-            throw HarnessError("no answer in time; received so far: \(String(decoding: self.buffer, as: UTF8.self))")
-        }
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { raw in recv(self.descriptor, raw.baseAddress, raw.count, 0) }
-        if count < 0 {
-            if errno == EINTR || errno == EAGAIN { return }
-            throw HarnessError.system("recv", errno)
-        }
-        guard count > 0 else {
-            throw HarnessError(
-                "the server closed the connection; received so far: \(String(decoding: self.buffer, as: UTF8.self))")
-        }
-        self.buffer.append(contentsOf: chunk[..<count])
     }
 }
 

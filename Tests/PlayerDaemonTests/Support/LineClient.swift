@@ -101,6 +101,21 @@ final class LineClient {
         }
     }
 
+    /// Exactly `count` bytes, whatever they hold (binary data, newlines included); throws when the
+    /// daemon closes the connection before or sends too few within `timeout`.
+    func readBytes(_ count: Int, timeout: Duration = LineClient.defaultTimeout) throws -> [UInt8] {
+        let deadline = ContinuousClock.now + timeout
+        while self.buffer.count < count {
+            guard !self.sawEnd else {
+                throw HarnessError("the connection ended after \(self.buffer.count) of \(count) bytes")
+            }
+            try self.receive(until: deadline)
+        }
+        let bytes = Array(self.buffer[..<count])
+        self.buffer.removeSubrange(..<count)
+        return bytes
+    }
+
     /// Sends `line` and returns the answer's lines, the final `OK` or `ACK ...` line included.
     @discardableResult
     func command(_ line: String, timeout: Duration = LineClient.defaultTimeout) throws -> [String] {
