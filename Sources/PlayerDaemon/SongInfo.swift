@@ -13,10 +13,13 @@ struct SongInfo: Sendable, Hashable {
     var format: String?
 }
 
-/// Tags and lengths of queued files, read on first use and kept: opening a file for its tags costs
-/// about a millisecond, which a queue of thousands must not pay on every `playlistinfo`.
+/// Tags and lengths of queued files, read on first use and kept: reading a file's tags costs tens of
+/// microseconds, which a queue of thousands must not pay on every `playlistinfo`.
 final class SongInfoCache: Sendable {
     private let entries = Mutex<[String: SongInfo]>([:])
+    /// Reads what the library does not know, as the library reads it (tags and length from the
+    /// headers); one libmpg123 handle, which costs as much to make as a read, serves every file.
+    private let reader = Mutex(SongReader())
     /// Past this many files the cache starts over rather than grow without end.
     private let limit: Int
 
@@ -45,9 +48,9 @@ final class SongInfoCache: Sendable {
         var info = SongInfo()
         if let known = self.source.withLock({ $0 })?(path) {
             info = known
-        } else if let decoder = try? MP3Decoder(path: path) {
-            info.tags = decoder.tags
-            info.duration = decoder.lengthFrames.map { Double($0) / Double(decoder.format.sampleRate) }
+        } else if let facts = self.reader.withLock({ reader in try? reader.read(path: path) }) {
+            info.tags = facts.tags
+            info.duration = facts.duration
         }
         self.entries.withLock { entries in
             if entries.count >= self.limit {
