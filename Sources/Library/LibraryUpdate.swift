@@ -283,10 +283,17 @@ struct LibraryUpdate {
                 known.directories[PathKey(row[0])] = (row[1], row[2])
             }
             let songs = Self.under("uri", uri)
-            let songRows = try Row.fetchCursor(
-                db, sql: "SELECT uri, mtime, size FROM song WHERE \(songs.sql)", arguments: songs.arguments)
-            while let row = try songRows.next() {
-                known.songs[PathKey(row[0])] = (row[1], row[2])
+            // Every song's row, for every update: stepped through SQLite's C interface, which costs a
+            // fraction of GRDB's rows (a no-op update of 20,000 songs spent a fifth of its time there).
+            let songRows = try RawStatement(
+                db.makeStatement(sql: "SELECT uri, mtime, size FROM song WHERE \(songs.sql)"),
+                arguments: songs.arguments)
+            if uri.isEmpty {
+                known.songs.reserveCapacity(
+                    try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'songs'") ?? 0)
+            }
+            while try songRows.next(db) {
+                known.songs[PathKey(songRows.string(0))] = (songRows.int64(1), songRows.int64(2))
             }
             let unreadableRows = try Row.fetchCursor(
                 db, sql: "SELECT uri, mtime, size FROM unreadable WHERE \(songs.sql)", arguments: songs.arguments)
