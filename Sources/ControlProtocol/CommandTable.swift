@@ -4,20 +4,74 @@ public struct Permission: OptionSet, Sendable, Hashable {
     public static let read = Permission(rawValue: 1)
     /// Add songs to the queue.
     public static let add = Permission(rawValue: 2)
-    /// Control playback and edit the queue and stored playlists.
+    /// Edit stored playlists and update the database.
     public static let control = Permission(rawValue: 4)
     /// Configure outputs and read the configuration.
     public static let admin = Permission(rawValue: 8)
+    /// Control playback and edit the queue (MPD 0.23's `player`).
+    public static let player = Permission(rawValue: 16)
 
     /// Every permission: what a client gets when no password is configured.
-    public static let all: Permission = [.read, .add, .control, .admin]
+    public static let all: Permission = [.read, .add, .player, .control, .admin]
 
-    /// MPD's bit values: 1, 2, 4, 8.
+    /// MPD's bit values: 1, 2, 4, 8, 16.
     public let rawValue: Int
 
     /// Creates a set from MPD's bit values.
     public init(rawValue: Int) {
         self.rawValue = rawValue
+    }
+
+    /// The names MPD's configuration and `password` lines use, in MPD's order.
+    public static let names: [(name: String, permission: Permission)] = [
+        ("read", .read), ("add", .add), ("player", .player), ("control", .control), ("admin", .admin),
+    ]
+
+    /// Parses MPD's comma-separated list (`read,add,player`): empty items are passed over, as in MPD,
+    /// and `control` brings `player` with it, as MPD 0.23 grants it for configurations written before
+    /// `player` existed.
+    /// - Throws: `PermissionError.unknown` naming the first word that is no permission.
+    public init(parsing list: String) throws(PermissionError) {
+        var permission: Permission = []
+        for word in list.split(separator: ",", omittingEmptySubsequences: true) {
+            let name = word.trimmingCharacters(in: " \t")
+            guard !name.isEmpty else { continue }
+            guard let known = Self.names.first(where: { $0.name == name }) else {
+                throw .unknown(String(name))
+            }
+            permission.insert(known.permission)
+        }
+        if permission.contains(.control) {
+            permission.insert(.player)
+        }
+        self = permission
+    }
+
+    /// The names of the permissions held, comma-separated, in MPD's order ("" for none).
+    public var listed: String {
+        Self.names.filter { self.contains($0.permission) }.map(\.name).joined(separator: ",")
+    }
+}
+
+/// Why a permission list could not be read.
+public enum PermissionError: Error, Hashable, CustomStringConvertible {
+    case unknown(String)
+
+    public var description: String {
+        switch self {
+        case .unknown(let name):
+            "unknown permission \"\(name)\" (known: \(Permission.names.map(\.name).joined(separator: ", ")))"
+        }
+    }
+}
+
+extension Substring {
+    /// The text without the given characters at either end.
+    fileprivate func trimmingCharacters(in characters: String) -> Substring {
+        var text = self
+        while let first = text.first, characters.contains(first) { text.removeFirst() }
+        while let last = text.last, characters.contains(last) { text.removeLast() }
+        return text
     }
 }
 
@@ -82,40 +136,40 @@ public struct CommandSpec: Sendable, Hashable {
         CommandSpec("currentsong", arguments: 0, .read),
         CommandSpec("stats", arguments: 0, .read),
         CommandSpec("replay_gain_status", arguments: 0, .read),
-        // Playback.
-        CommandSpec("play", minimumArguments: 0, maximumArguments: 1, .control),
-        CommandSpec("playid", minimumArguments: 0, maximumArguments: 1, .control),
-        CommandSpec("pause", minimumArguments: 0, maximumArguments: 1, .control),
-        CommandSpec("stop", arguments: 0, .control),
-        CommandSpec("next", arguments: 0, .control),
-        CommandSpec("previous", arguments: 0, .control),
-        CommandSpec("seek", arguments: 2, .control),
-        CommandSpec("seekid", arguments: 2, .control),
-        CommandSpec("seekcur", arguments: 1, .control),
+        // Playback (`player`: MPD 0.23 split it from `control`).
+        CommandSpec("play", minimumArguments: 0, maximumArguments: 1, .player),
+        CommandSpec("playid", minimumArguments: 0, maximumArguments: 1, .player),
+        CommandSpec("pause", minimumArguments: 0, maximumArguments: 1, .player),
+        CommandSpec("stop", arguments: 0, .player),
+        CommandSpec("next", arguments: 0, .player),
+        CommandSpec("previous", arguments: 0, .player),
+        CommandSpec("seek", arguments: 2, .player),
+        CommandSpec("seekid", arguments: 2, .player),
+        CommandSpec("seekcur", arguments: 1, .player),
         // Volume.
-        CommandSpec("setvol", arguments: 1, .control),
-        CommandSpec("volume", arguments: 1, .control),
+        CommandSpec("setvol", arguments: 1, .player),
+        CommandSpec("volume", arguments: 1, .player),
         CommandSpec("getvol", arguments: 0, .read),
         // The queue.
         CommandSpec("add", minimumArguments: 1, maximumArguments: 2, .add),
         CommandSpec("addid", minimumArguments: 1, maximumArguments: 2, .add),
-        CommandSpec("delete", arguments: 1, .control),
-        CommandSpec("deleteid", arguments: 1, .control),
-        CommandSpec("move", arguments: 2, .control),
-        CommandSpec("moveid", arguments: 2, .control),
-        CommandSpec("clear", arguments: 0, .control),
+        CommandSpec("delete", arguments: 1, .player),
+        CommandSpec("deleteid", arguments: 1, .player),
+        CommandSpec("move", arguments: 2, .player),
+        CommandSpec("moveid", arguments: 2, .player),
+        CommandSpec("clear", arguments: 0, .player),
         CommandSpec("playlistinfo", minimumArguments: 0, maximumArguments: 1, .read),
         CommandSpec("playlistid", minimumArguments: 0, maximumArguments: 1, .read),
         CommandSpec("plchanges", minimumArguments: 1, maximumArguments: 2, .read),
         CommandSpec("plchangesposid", minimumArguments: 1, maximumArguments: 2, .read),
         // Playback options.
-        CommandSpec("repeat", arguments: 1, .control),
-        CommandSpec("random", arguments: 1, .control),
-        CommandSpec("single", arguments: 1, .control),
-        CommandSpec("consume", arguments: 1, .control),
-        CommandSpec("crossfade", arguments: 1, .control),
-        CommandSpec("mixrampdb", arguments: 1, .control),
-        CommandSpec("mixrampdelay", arguments: 1, .control),
+        CommandSpec("repeat", arguments: 1, .player),
+        CommandSpec("random", arguments: 1, .player),
+        CommandSpec("single", arguments: 1, .player),
+        CommandSpec("consume", arguments: 1, .player),
+        CommandSpec("crossfade", arguments: 1, .player),
+        CommandSpec("mixrampdb", arguments: 1, .player),
+        CommandSpec("mixrampdelay", arguments: 1, .player),
         // Outputs.
         CommandSpec("outputs", arguments: 0, .read),
         CommandSpec("enableoutput", arguments: 1, .admin),

@@ -89,11 +89,11 @@ enum Commands {
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
         // playerd's own, in MPD's style.
-        table.register(CommandSpec("clearerror", arguments: 0, .control), .deferred(clearError))
-        table.register(CommandSpec("pausefor", arguments: 1, .control), .deferred(pauseFor))
-        table.register(CommandSpec("sleeptimer", arguments: 1, .control), .deferred(sleepTimer))
+        table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
+        table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))
+        table.register(CommandSpec("sleeptimer", arguments: 1, .player), .deferred(sleepTimer))
         table.register(
-            CommandSpec("playnow", minimumArguments: 1, maximumArguments: nil, [.add, .control]), .deferred(playNow))
+            CommandSpec("playnow", minimumArguments: 1, maximumArguments: nil, [.add, .player]), .deferred(playNow))
         return table
     }()
 

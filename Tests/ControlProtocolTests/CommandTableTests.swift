@@ -112,10 +112,11 @@ struct CommandTableTests {
         #expect(Set(CommandSpec.mpdStandard.map(\.name)) == Set(names))
         #expect(CommandSpec.mpdStandard.count == names.count)
         let expected: [(String, Int, Int?, Permission)] = [
-            ("status", 0, 0, .read), ("play", 0, 1, .control), ("seek", 2, 2, .control), ("add", 1, 2, .add),
+            ("status", 0, 0, .read), ("play", 0, 1, .player), ("seek", 2, 2, .player), ("add", 1, 2, .add),
             ("plchanges", 1, 2, .read), ("tagtypes", 0, nil, []), ("config", 0, 0, .admin),
             ("enableoutput", 1, 1, .admin), ("close", 0, nil, []), ("password", 1, 1, []),
-            ("idle", 0, nil, .read), ("find", 1, nil, .read), ("lsinfo", 0, 1, .read), ("volume", 1, 1, .control),
+            ("idle", 0, nil, .read), ("find", 1, nil, .read), ("lsinfo", 0, 1, .read), ("volume", 1, 1, .player),
+            ("update", 0, 1, .control), ("save", 1, 2, .control),
         ]
         for (name, minimum, maximum, permission) in expected {
             let spec = CommandSpec.standard(name)
@@ -124,5 +125,33 @@ struct CommandTableTests {
             #expect(spec?.permission == permission, "\(name)")
         }
         #expect(CommandSpec.standard("kill") == nil)
+        // MPD 0.23's `player`: playback and the queue, apart from `control` (stored playlists, updates).
+        let player = """
+            play playid pause stop next previous seek seekid seekcur setvol volume delete deleteid move moveid \
+            clear repeat random single consume crossfade mixrampdb mixrampdelay
+            """.split(separator: " ").map(String.init)
+        #expect(Set(CommandSpec.mpdStandard.filter { $0.permission == .player }.map(\.name)) == Set(player))
+    }
+
+    @Test(
+        "permission lists as MPD reads them",
+        arguments: [
+            ("read", Permission.read), ("read,add", [.read, .add]), ("read,,add,", [.read, .add]),
+            ("player", .player), ("admin", .admin), ("", []),
+            // MPD 0.23 grants `player` with `control`, for configurations written before `player` existed.
+            ("control", [.control, .player]), ("read, add", [.read, .add]),
+            ("read,add,player,control,admin", Permission.all),
+        ] as [(String, Permission)])
+    func permissionLists(text: String, expected: Permission) throws {
+        #expect(try Permission(parsing: text) == expected)
+    }
+
+    @Test func unknownPermissionsAreNamed() {
+        #expect(throws: PermissionError.unknown("play")) { try Permission(parsing: "read,play") }
+        #expect(
+            PermissionError.unknown("x").description
+                == "unknown permission \"x\" (known: read, add, player, control, admin)")
+        #expect(Permission.all.listed == "read,add,player,control,admin")
+        #expect(Permission([.add, .read]).listed == "read,add")
     }
 }
