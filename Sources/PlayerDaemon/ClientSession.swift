@@ -246,7 +246,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
             let entry: (spec: CommandSpec, handler: CommandHandler)
             do {
-                entry = try Commands.table.lookup(request, listIndex: index)
+                entry = try Commands.table.lookup(request, permission: self.settings.permission, listIndex: index)
             } catch {
                 self.fail(error)
                 return
@@ -432,7 +432,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         var requests: [Request] = []
         for entry in entries[index...] {
             guard case .success(let request) = entry, request.name == "add",
-                (try? Commands.table.lookup(request, listIndex: index + calls.count)) != nil
+                (try? Commands.table.lookup(
+                    request, permission: self.settings.permission, listIndex: index + calls.count)) != nil
             else { break }
             calls.append(CommandCall(name: request.name, arguments: request.arguments, session: self.settings))
             requests.append(request)

@@ -10,6 +10,9 @@ struct SessionSettings: Sendable {
     var tagTypes = Set(TagName.allCases)
     /// The most bytes of a binary answer's chunk (`binarylimit`; `albumart`, `readpicture`).
     var binaryLimit = 8192
+    /// What the client may do: everything for a local client (whose user the socket's mode and the
+    /// peer's uid already vouch for), until a `password` grants what that password grants.
+    var permission = Permission.all
 }
 
 /// One command being run: its arguments, the client's settings, the answer being written.

@@ -66,9 +66,17 @@ enum Commands {
         add(
             "commands",
             .immediate { _, call throws(Ack) in
-                for name in Commands.table.names(permittedTo: .all) { call.response.field("command", name) }
+                for name in Commands.table.names(permittedTo: call.session.permission) {
+                    call.response.field("command", name)
+                }
             })
-        add("notcommands", .immediate { _, _ throws(Ack) in })
+        add(
+            "notcommands",
+            .immediate { _, call throws(Ack) in
+                for name in Commands.table.names(deniedTo: call.session.permission) {
+                    call.response.field("command", name)
+                }
+            })
         add("urlhandlers", .immediate { _, call throws(Ack) in call.response.field("handler", "file://") })
         add(
             "decoders",
@@ -80,8 +88,12 @@ enum Commands {
         add("ping", .immediate { _, _ throws(Ack) in })
         add(
             "password",
-            .immediate { _, call throws(Ack) in
-                throw Ack(.password, "incorrect password", command: call.name)
+            .immediate { service, call throws(Ack) in
+                // The password's grant replaces what the client had, as in MPD.
+                guard let granted = service.configuration.passwords?.permission(for: call.argument(0)) else {
+                    throw Ack(.password, "incorrect password", command: call.name)
+                }
+                call.session.permission = granted
             })
         add("close", .session)
         add("idle", .session)

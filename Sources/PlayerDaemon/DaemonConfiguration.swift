@@ -25,6 +25,9 @@ public struct DaemonConfiguration: Sendable {
     public var maximumLineLength = 65536
     /// Whether pausing releases the sound device.
     public var releasesOutputOnPause = false
+    /// The passwords clients may send and what each grants (`--password-file`); nil for none, and
+    /// then `password` is always refused, as MPD refuses it with no password configured.
+    public var passwords: PasswordFile?
 
     /// A configuration listening on `socketPath`, everything else default.
     public init(socketPath: String) {

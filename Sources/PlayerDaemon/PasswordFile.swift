@@ -10,20 +10,20 @@ import ControlProtocol
 ///
 /// The file must not be readable or writable by others: a password in a world-readable file is no
 /// secret, and one others may write grants whatever they like. playerd refuses to start on such a file.
-struct PasswordFile: Sendable, Equatable {
+public struct PasswordFile: Sendable, Equatable {
     /// What each password grants.
-    let grants: [String: Permission]
+    public let grants: [String: Permission]
 
     /// The largest file read: a password file is a few lines.
     static let largestFile = 1 << 20
 
     /// What `password` grants, or nil for a wrong one.
-    func permission(for password: String) -> Permission? {
+    public func permission(for password: String) -> Permission? {
         self.grants[password]
     }
 
     /// Reads and checks the file at `path`.
-    static func load(_ path: String) throws(PasswordFileError) -> PasswordFile {
+    public static func load(_ path: String) throws(PasswordFileError) -> PasswordFile {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
@@ -96,12 +96,12 @@ struct PasswordFile: Sendable, Equatable {
 }
 
 /// Why the password file was refused.
-enum PasswordFileError: Error, Equatable, CustomStringConvertible {
+public enum PasswordFileError: Error, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     case openToOthers(path: String, mode: mode_t)
     case line(path: String, number: Int, reason: String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .unreadable(let path, let reason):
             "the password file \(path) cannot be read: \(reason)"

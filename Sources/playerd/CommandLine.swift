@@ -43,6 +43,11 @@ struct CommandLineOptions {
             help:
                 "Where stored playlists (NAME.m3u) live (default: `playlists` beside the state file); `none` for none."),
         OptionSpec(
+            name: "password-file", value: "path", environment: "PLAYERD_PASSWORD_FILE",
+            help:
+                "Passwords clients may send, one PASSWORD@PERMISSIONS a line (read, add, player, control, admin); the file must not be open to other users."
+        ),
+        OptionSpec(
             name: "state-file", value: "path", environment: "PLAYERD_STATE_FILE",
             help: "The state file: queue, position, modes; `none` keeps no state."),
         OptionSpec(

@@ -95,6 +95,13 @@ enum Playerd {
             configuration.maximumQueueLength = limit
         }
         configuration.releasesOutputOnPause = options.flag("release-on-pause")
+        if let path = options["password-file"] {
+            do {
+                configuration.passwords = try PasswordFile.load(Self.absolute(path))
+            } catch {
+                throw UsageError(error.description)
+            }
+        }
         return configuration
     }
 
