@@ -231,9 +231,7 @@ enum LibraryQueryCommand: BenchCommand {
                 throw .daemon("\(request.dropLast()) answered \(tally.bytes) bytes, then \(first.bytes)")
             }
         }
-        samples.sort()
-        print("p50_us \(Double(samples[samples.count / 2]) / 1000)")
-        print("p99_us \(Double(samples[min(samples.count - 1, samples.count * 99 / 100)]) / 1000)")
+        printPercentiles(samples)
         print("files \(first.files)")
         print("lines \(first.lines)")
         print("bytes \(first.bytes)")
@@ -272,12 +270,17 @@ enum LibraryQueryEachCommand: BenchCommand {
             samples.append(monotonicNanoseconds() - start)
             files += tally.files
         }
-        samples.sort()
-        print("p50_us \(Double(samples[samples.count / 2]) / 1000)")
-        print("p99_us \(Double(samples[min(samples.count - 1, samples.count * 99 / 100)]) / 1000)")
+        printPercentiles(samples)
         print("requests \(requests.count)")
         print("files \(files)")
     }
+}
+
+/// Prints `p50_us` and `p99_us` of round trips timed in nanoseconds.
+private func printPercentiles(_ samples: [Int64]) {
+    let sorted = samples.sorted()
+    print("p50_us \(Double(sorted[sorted.count / 2]) / 1000)")
+    print("p99_us \(Double(sorted[min(sorted.count - 1, sorted.count * 99 / 100)]) / 1000)")
 }
 
 /// `daemon-bench library-stream SOCKET PID COMMAND [ARG...]`: one request, its answer read whole and
