@@ -9,7 +9,7 @@ import CMPG123
 /// so the library, the queue's song blocks and the player's status agree.
 ///
 /// - A Xing/Info header's frame count (with a LAME header's delay and padding, exact after gapless
-///   trimming) is libmpg123's own answer: taken as it is.
+///   trimming) is libmpg123's own answer: taken as it is, unless the file is too small to hold it.
 /// - Without one, `mpg123_length` is "a bad estimate, ignoring tags": the whole file but an ID3v1 tag,
 ///   divided by the first frame's size. An ID3v2 tag counts as audio (0.3 s of 22 kHz audio behind a
 ///   264-byte tag came out as 0.43 s) and so does an APE tag; and the first frame's size is that of a
@@ -36,7 +36,7 @@ enum StreamLength {
         guard mpg123_set_filesize(handle, -1) == MPG123_OK.rawValue else { return Self.reported(handle) }
         let fromHeader = mpg123_length(handle)
         _ = mpg123_set_filesize(handle, off_t(hasID3v1 ? fileSize - 128 : fileSize))
-        if fromHeader >= 0 {
+        if fromHeader >= 0, Int(fromHeader) <= Self.mostSamples(inBytes: fileSize) {
             return Int(fromHeader)
         }
         let start = Int(mpg123_framepos(handle))
@@ -45,6 +45,14 @@ enum StreamLength {
             return counted
         }
         return Self.scanned(handle)
+    }
+
+    /// More sample frames than a file of `size` bytes can hold: every frame of 1152 samples (the most)
+    /// takes 24 bytes or more (MPEG-2 layer III at 8 kbit/s and 24 kHz is the smallest). A header that
+    /// claims more lies, and believing it costs more than a wrong time: libmpg123 counts its way to a seek
+    /// target frame by frame, so seeking to the middle of a billion claimed frames took seconds.
+    static func mostSamples(inBytes size: Int) -> Int {
+        (size / 24 + 1) * 1152
     }
 
     /// What `mpg123_length` says; nil for its negative codes.

@@ -68,6 +68,27 @@ struct DurationTests {
         #expect(try SongReader().read(path: path).duration == Double(decoded) / 44100)
     }
 
+    @Test("an Info header claiming a billion frames in a small file is not believed, and seeking stays quick")
+    func impossibleFrameCount() throws {
+        // one-second.mp3's Info frame (MPEG-1 stereo: the tag 36 bytes in) says 40 frames; it is made to
+        // say 2^30. The fuzzer found such a file: a seek to its claimed middle took ten seconds.
+        var bytes = oneSecondAudio
+        #expect(Array(bytes[36..<40]) == Array("Info".utf8))
+        bytes.replaceSubrange(44..<48, with: [0x40, 0, 0, 0])
+        let directory = try ScratchDirectory()
+        let path = directory.path("lying-info.mp3")
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let decoder = try MP3Decoder(path: path)
+        let length = try #require(decoder.lengthFrames)
+        #expect(length <= StreamLength.mostSamples(inBytes: bytes.count))
+        #expect(length >= 44100)
+        let started = ContinuousClock.now
+        try decoder.seek(toFrame: length / 2)
+        _ = try decode(decoder, frames: 1000)
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(try SongReader().read(path: path).duration == Double(length) / 44100)
+    }
+
     @Test(
         "MPEG frame headers: version, layer, bitrate, rate and length",
         arguments: [
