@@ -12,6 +12,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     private let service: PlayerService
     private let server: ServerState
+    private let origin: ClientOrigin
     private let logger: Logger
     private var framer: LineFramer
     private var lists = CommandListParser()
@@ -40,10 +41,16 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var admitted = false
     private var context: ChannelHandlerContext?
     private var output: ByteBuffer
+    /// Wrong passwords this connection has sent.
+    private var wrongPasswords = 0
+    /// When a network client last sent anything; it is disconnected after a silence outside `idle`.
+    private var lastInput = NIODeadline.now()
+    private var silenceCheck: Scheduled<Void>?
 
-    init(service: PlayerService, server: ServerState, logger: Logger) {
+    init(service: PlayerService, server: ServerState, origin: ClientOrigin, logger: Logger) {
         self.service = service
         self.server = server
+        self.origin = origin
         self.logger = logger
         self.framer = LineFramer(maximumLineLength: service.configuration.maximumLineLength)
         self.output = ByteBufferAllocator().buffer(capacity: 1024)
@@ -56,16 +63,23 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        guard self.server.admit() else {
-            let limit = self.service.configuration.maximumClients
-            self.logger.warning("refused a client: \(limit) clients are connected already")
-            self.send(Ack(.system, "too many clients: the limit is \(limit)").line, context: context)
+        if let refusal = self.server.admit(self.origin) {
+            self.logger.warning("refused a client: \(refusal)")
+            self.send(Ack(.system, refusal).line, context: context)
             context.close(promise: nil)
             self.closing = true
             return
         }
         self.admitted = true
-        self.settings.uid = peerUID(of: context.channel)
+        if let host = self.origin.remoteHost {
+            // SO_PEERCRED on a TCP socket answers the overflow uid, which is nobody's.
+            self.settings.remoteHost = host
+            self.watchSilence(context: context)
+        } else {
+            self.settings.uid = peerUID(of: context.channel)
+        }
+        self.settings.permission = self.origin.initialPermission(
+            uid: self.settings.uid, configuration: self.service.configuration)
         let eventLoop = context.eventLoop
         let session = NIOLoopBound(self, eventLoop: eventLoop)
         self.service.hub.register(ObjectIdentifier(self), on: eventLoop) { changes in
@@ -77,8 +91,10 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if self.admitted {
             self.admitted = false
-            self.server.leave()
+            self.server.leave(self.origin)
         }
+        self.silenceCheck?.cancel()
+        self.silenceCheck = nil
         self.service.hub.unregister(ObjectIdentifier(self))
         self.closing = true
         self.pending.removeAll()
@@ -108,6 +124,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !self.closing else { return }
+        self.lastInput = .now()
         let buffer = self.unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             self.framer.feed(bytes, into: &self.pending)
@@ -267,7 +284,11 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 do {
                     try handler(self.service, &call)
                 } catch {
-                    self.fail(Self.named(error, request, index))
+                    if error.code == .password {
+                        self.refusePassword(Self.named(error, request, index))
+                    } else {
+                        self.fail(Self.named(error, request, index))
+                    }
                     return
                 }
                 self.settings = call.session
@@ -471,6 +492,48 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             self.flush(context: context)
             self.closing = true
             context.close(promise: nil)
+        }
+    }
+
+    /// Answers a wrong password after a wait that grows with each one from the same source (see
+    /// `PasswordGuard`), reading nothing more from the client meanwhile; the connection's last allowed
+    /// one is answered and the connection closed.
+    private func refusePassword(_ ack: Ack) {
+        guard let context = self.context else { return }
+        let source = self.origin.remoteHost ?? "local user \(self.settings.uid.map(String.init) ?? "unknown")"
+        let delay = self.server.passwordRefused(by: source, logger: self.logger)
+        self.wrongPasswords += 1
+        let endsConnection = self.wrongPasswords >= PasswordGuard.perConnection
+        self.busy = true
+        let session = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
+            let session = session.value
+            session.busy = false
+            guard !session.closing else { return }
+            session.fail(ack, endsConnection: endsConnection)
+            session.pump()
+        }
+    }
+
+    /// Disconnects a network client that has sent nothing for `networkTimeout`, unless it waits in
+    /// `idle` (MPD's `connection_timeout`): a client that connects and goes silent holds no place.
+    private func watchSilence(context: ChannelHandlerContext) {
+        let timeout = self.service.configuration.networkTimeout
+        let amount = TimeAmount(timeout)
+        let session = NIOLoopBound(self, eventLoop: context.eventLoop)
+        self.silenceCheck = context.eventLoop.scheduleTask(deadline: self.lastInput + amount) {
+            let session = session.value
+            guard let context = session.context, !session.closing else { return }
+            if session.idling == nil && !session.busy && NIODeadline.now() - session.lastInput >= amount {
+                session.logger.info("closed a network client silent for \(timeout)")
+                session.closing = true
+                context.close(promise: nil)
+                return
+            }
+            if session.idling != nil || session.busy {
+                session.lastInput = .now()
+            }
+            session.watchSilence(context: context)
         }
     }
 

@@ -4,15 +4,21 @@ import PlayerCore
 
 /// What one client has set for itself.
 struct SessionSettings: Sendable {
-    /// The client's uid, from SO_PEERCRED; nil when the kernel did not say.
+    /// The client's uid, from SO_PEERCRED; nil when the kernel did not say, and for remote clients.
     var uid: UInt32?
+    /// The address of a client connected over the network (`--listen HOST:PORT`); nil for a client on
+    /// this machine (a Unix socket). Only local clients may name files by absolute path (MPD's rule).
+    var remoteHost: String?
     /// The tags song blocks show (`tagtypes`).
     var tagTypes = Set(TagName.allCases)
     /// The most bytes of a binary answer's chunk (`binarylimit`; `albumart`, `readpicture`).
     var binaryLimit = 8192
-    /// What the client may do: everything for a local client (whose user the socket's mode and the
-    /// peer's uid already vouch for), until a `password` grants what that password grants.
+    /// What the client may do: set when it connects (see `ClientOrigin`), until a `password` grants
+    /// what that password grants.
     var permission = Permission.all
+
+    /// True for a client on this machine.
+    var isLocal: Bool { self.remoteHost == nil }
 }
 
 /// One command being run: its arguments, the client's settings, the answer being written.

@@ -582,6 +582,10 @@ enum Commands {
     }
 
     private static func config(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        // The music directory's place on disk is the machine's business (MPD's rule and words).
+        guard call.session.isLocal else {
+            throw Ack(.permission, "Command only permitted to local clients", command: call.name)
+        }
         guard let musicDirectory = service.configuration.musicDirectory else {
             throw Ack(.noExist, "no music directory is configured", command: call.name)
         }

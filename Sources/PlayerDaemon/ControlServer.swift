@@ -8,39 +8,6 @@ import Synchronization
     import Glibc
 #endif
 
-/// Counts connected clients against the limit, and holds what they share on the event loop.
-final class ServerState: Sendable {
-    private let clients = Atomic<Int>(0)
-    private let trimmer = HeapTrimmer()
-    let limit: Int
-    /// The turns of clients with more to run than one turn allows.
-    let turns: NIOLoopBoundBox<TurnTaker>
-
-    init(limit: Int, eventLoop: EventLoop) {
-        self.limit = limit
-        self.turns = .makeBoxSendingValue(TurnTaker(eventLoop: eventLoop), eventLoop: eventLoop)
-    }
-
-    /// Takes a place if one is free.
-    func admit() -> Bool {
-        while true {
-            let current = self.clients.load(ordering: .relaxed)
-            guard current < self.limit else { return false }
-            if self.clients.compareExchange(expected: current, desired: current + 1, ordering: .relaxed).exchanged {
-                return true
-            }
-        }
-    }
-
-    /// Gives a place back, and the memory the client used to the system soon.
-    func leave() {
-        self.clients.subtract(1, ordering: .relaxed)
-        self.trimmer.clientLeft()
-    }
-
-    var connected: Int { self.clients.load(ordering: .relaxed) }
-}
-
 /// Why the control socket could not be set up.
 public enum ControlServerError: Error, CustomStringConvertible, Sendable {
     /// A live daemon answers on the socket already.
@@ -56,86 +23,182 @@ public enum ControlServerError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// The control socket: a Unix-domain stream socket whose clients each get a `ClientSession`.
+/// The control socket, and the other places clients connect (`--listen`): socket files, abstract
+/// sockets, TCP. Every client gets a `ClientSession`; all share one event loop.
 public final class ControlServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
-    private let channel: Channel
-    private let path: String?
+    private let channels: [Channel]
+    /// Socket files this server made, removed when it stops.
+    private let socketFiles: [String]
     private let state: ServerState
+    /// Where clients connect, for the log: the places bound, in order.
+    public let places: [String]
 
-    /// Creates the socket at the configured path (replacing a stale one, refusing a live one) and
-    /// starts accepting clients.
-    public init(service: PlayerService, logger: Logger) throws {
+    /// Starts accepting clients on the sockets systemd passed (`inherited`; socket activation), or else
+    /// on the configured control socket (replacing a stale one, refusing a live one), and on every
+    /// `--listen` address.
+    /// - Throws: `ControlServerError` naming the place that failed; nothing is left listening then.
+    public init(service: PlayerService, inherited: [CInt] = [], logger: Logger) throws {
         let configuration = service.configuration
-        let path = configuration.socketPath
-        try Self.prepareSocketPath(path)
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        self.state = ServerState(limit: configuration.maximumClients, eventLoop: self.group.next())
-        let bootstrap = Self.bootstrap(group: self.group, service: service, state: self.state, logger: logger)
-        // The socket is created with the umask's mode: a tight umask keeps it private until chmod.
-        let oldMask = umask(0o177)
-        defer { umask(oldMask) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let state = ServerState(limit: configuration.maximumClients, eventLoop: group.next())
+        var channels: [Channel] = []
+        var socketFiles: [String] = []
+        var places: [String] = []
+        func bootstrap(_ kind: ListenerKind) -> ServerBootstrap {
+            Self.bootstrap(kind, group: group, service: service, state: state, logger: logger)
+        }
         do {
-            self.channel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).wait()
+            if inherited.isEmpty {
+                channels.append(try Self.bindFile(configuration.socketPath, bootstrap(.socketFile), configuration))
+                socketFiles.append(configuration.socketPath)
+                places.append(configuration.socketPath)
+            }
+            for descriptor in inherited {
+                let kind = ListenerKind(ofBound: descriptor)
+                channels.append(try bootstrap(kind).withBoundSocket(descriptor).wait())
+                places.append("a socket systemd passed (\(kind))")
+            }
+            for address in configuration.listenAddresses {
+                switch address {
+                case .path(let path):
+                    channels.append(try Self.bindFile(path, bootstrap(.socketFile), configuration))
+                    socketFiles.append(path)
+                case .abstract(let name):
+                    let descriptor = try Self.bindAbstract(name)
+                    do {
+                        channels.append(try bootstrap(.abstractSocket).withBoundSocket(descriptor).wait())
+                    } catch {
+                        close(descriptor)
+                        throw ControlServerError.cannotListen(path: address.description, reason: "\(error)")
+                    }
+                case .tcp(let host, let port):
+                    let channel: Channel
+                    do {
+                        channel = try bootstrap(.network).bind(host: host, port: port).wait()
+                    } catch {
+                        throw ControlServerError.cannotListen(path: address.description, reason: "\(error)")
+                    }
+                    channels.append(channel)
+                    // The port bound, which port 0 leaves to the kernel.
+                    let bound = channel.localAddress?.port ?? port
+                    places.append(ListenAddress.tcp(host: host, port: bound).description)
+                    continue
+                }
+                places.append(address.description)
+            }
         } catch {
-            try? self.group.syncShutdownGracefully()
-            throw ControlServerError.cannotListen(path: path, reason: "\(error)")
+            for channel in channels {
+                try? channel.close().wait()
+            }
+            for path in socketFiles {
+                unlink(path)
+            }
+            try? group.syncShutdownGracefully()
+            throw error
         }
-        guard chmod(path, mode_t(configuration.socketMode)) == 0 else {
-            let reason = String(cString: strerror(errno))
-            try? self.channel.close().wait()
-            try? self.group.syncShutdownGracefully()
-            throw ControlServerError.cannotListen(path: path, reason: "chmod: \(reason)")
-        }
-        self.path = path
-    }
-
-    /// Serves clients on a socket that was already bound and listening (systemd socket activation).
-    public init(service: PlayerService, listeningDescriptor: CInt, logger: Logger) throws {
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        self.state = ServerState(limit: service.configuration.maximumClients, eventLoop: self.group.next())
-        let bootstrap = Self.bootstrap(group: self.group, service: service, state: self.state, logger: logger)
-        self.channel = try bootstrap.withBoundSocket(listeningDescriptor).wait()
-        self.path = nil
+        self.group = group
+        self.state = state
+        self.channels = channels
+        self.socketFiles = socketFiles
+        self.places = places
     }
 
     /// Whether the control loop runs: it must take a task within `limit`.
     public func isResponsive(within limit: DispatchTimeInterval) -> Bool {
         let answered = DispatchSemaphore(value: 0)
-        self.channel.eventLoop.execute { answered.signal() }
+        self.group.next().execute { answered.signal() }
         return answered.wait(timeout: .now() + limit) == .success
     }
 
     /// Clients connected now.
     public var connectedClients: Int { self.state.connected }
 
-    /// Stops accepting, closes every client and removes the socket file (unless systemd owns it).
+    /// Stops accepting, closes every client and removes the socket files it made (not systemd's).
     public func shutdown() {
-        try? self.channel.close().wait()
+        for channel in self.channels {
+            try? channel.close().wait()
+        }
         try? self.group.syncShutdownGracefully()
-        if let path {
+        for path in self.socketFiles {
             unlink(path)
         }
     }
 
     private static func bootstrap(
+        _ kind: ListenerKind,
         group: MultiThreadedEventLoopGroup,
         service: PlayerService,
         state: ServerState,
         logger: Logger
     ) -> ServerBootstrap {
-        ServerBootstrap(group: group)
+        var bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 128)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelOption(
                 ChannelOptions.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024)
             )
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ClientSession(service: service, server: state, logger: logger))
+        if kind == .network {
+            bootstrap = bootstrap.serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                // A phone that walks out of the house leaves its connection open: keepalive ends it.
+                .childChannelOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+        }
+        return bootstrap.childChannelInitializer { channel in
+            let origin: ClientOrigin =
+                switch kind {
+                case .socketFile: .socketFile
+                case .abstractSocket: .abstractSocket
+                case .network: .network(host: channel.remoteAddress?.ipAddress ?? "an unknown address")
                 }
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(
+                    ClientSession(service: service, server: state, origin: origin, logger: logger))
             }
+        }
+    }
+
+    /// Binds the socket file at `path`, with the configured mode.
+    private static func bindFile(
+        _ path: String, _ bootstrap: ServerBootstrap, _ configuration: DaemonConfiguration
+    ) throws -> Channel {
+        try Self.prepareSocketPath(path)
+        // The socket is created with the umask's mode: a tight umask keeps it private until chmod.
+        let oldMask = umask(0o177)
+        defer { umask(oldMask) }
+        let channel: Channel
+        do {
+            channel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).wait()
+        } catch {
+            throw ControlServerError.cannotListen(path: path, reason: "\(error)")
+        }
+        guard chmod(path, mode_t(configuration.socketMode)) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? channel.close().wait()
+            unlink(path)
+            throw ControlServerError.cannotListen(path: path, reason: "chmod: \(reason)")
+        }
+        return channel
+    }
+
+    /// A socket bound to the abstract name `name`. NIO's addresses cannot say an abstract name's exact
+    /// length, which the kernel matches, so the socket is made here and handed over bound.
+    private static func bindAbstract(_ name: String) throws -> CInt {
+        let place = "@" + name
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw ControlServerError.cannotListen(path: place, reason: String(cString: strerror(errno)))
+        }
+        let result = withUnixAddress("\0" + name) { address, length in bind(descriptor, address, length) }
+        guard result == 0 else {
+            let code = errno
+            let reason = result == nil ? "the name is too long" : String(cString: strerror(code))
+            close(descriptor)
+            if result != nil, code == EADDRINUSE {
+                throw ControlServerError.alreadyRunning(path: place)
+            }
+            throw ControlServerError.cannotListen(path: place, reason: reason)
+        }
+        return descriptor
     }
 
     /// Makes sure the socket's directory exists and no live daemon owns the path; removes a stale
@@ -168,6 +231,43 @@ public final class ControlServer: Sendable {
         defer { close(descriptor) }
         let result = withUnixAddress(path) { address, length in connect(descriptor, address, length) }
         return result == 0
+    }
+}
+
+/// What kind of place a listening socket is, which says where its clients come from.
+enum ListenerKind: Sendable, CustomStringConvertible {
+    case socketFile
+    case abstractSocket
+    case network
+
+    /// The kind of an inherited listening socket, from its address family and name.
+    init(ofBound descriptor: CInt) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard named == 0 else {
+            self = .socketFile
+            return
+        }
+        switch Int32(storage.ss_family) {
+        case AF_INET, AF_INET6:
+            self = .network
+        default:
+            // An abstract name starts with a NUL byte, right after the family.
+            let offset = MemoryLayout<sa_family_t>.size
+            let firstByte = withUnsafeBytes(of: &storage) { $0[offset] }
+            self = length > socklen_t(offset) && firstByte == 0 ? .abstractSocket : .socketFile
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .socketFile: "a socket file"
+        case .abstractSocket: "an abstract socket"
+        case .network: "TCP"
+        }
     }
 }
 

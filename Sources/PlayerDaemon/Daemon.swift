@@ -12,7 +12,8 @@ import PlayerCore
 public final class Daemon: Sendable {
     /// The player and its commands.
     public let service: PlayerService
-    private let server: ControlServer
+    /// Where clients connect.
+    public let server: ControlServer
     private let persistence: StatePersistence?
     private let watchdog: Watchdog?
     private let systemd: Systemd
@@ -62,11 +63,7 @@ public final class Daemon: Sendable {
         // The start-up update is queued before the socket answers: the first client's `status` shows it.
         service.startLibrary()
         do {
-            if let descriptor = systemd.listeningDescriptors.first {
-                self.server = try ControlServer(service: service, listeningDescriptor: descriptor, logger: logger)
-            } else {
-                self.server = try ControlServer(service: service, logger: logger)
-            }
+            self.server = try ControlServer(service: service, inherited: systemd.listeningDescriptors, logger: logger)
         } catch {
             service.shutdown()
             throw error
@@ -76,8 +73,7 @@ public final class Daemon: Sendable {
         self.watchdog = Watchdog(systemd: systemd, engine: service.engine, logger: logger) {
             server.isResponsive(within: .seconds(1))
         }
-        let place = systemd.listeningDescriptors.isEmpty ? configuration.socketPath : "the socket systemd passed"
-        systemd.notify("READY=1\nSTATUS=listening on \(place)")
+        systemd.notify("READY=1\nSTATUS=listening on \(server.places.joined(separator: ", "))")
     }
 
     /// Blocks until SIGTERM or SIGINT, then shuts down.

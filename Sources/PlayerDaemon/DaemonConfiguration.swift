@@ -1,4 +1,5 @@
 import Audio
+import ControlProtocol
 import PlayerCore
 
 /// How the daemon runs: where it listens, what it plays on, its limits.
@@ -28,6 +29,25 @@ public struct DaemonConfiguration: Sendable {
     /// The passwords clients may send and what each grants (`--password-file`); nil for none, and
     /// then `password` is always refused, as MPD refuses it with no password configured.
     public var passwords: PasswordFile?
+    /// More places to accept clients (`--listen`), besides the control socket.
+    public var listenAddresses: [ListenAddress] = []
+    /// What clients that have not sent `password` may do where no socket file's mode vouches for them:
+    /// network clients, and other users' on an abstract socket (`--default-permissions`). nil for MPD's
+    /// default: everything without a password file, nothing but `password` with one.
+    public var defaultPermissions: Permission?
+    /// How long a network client may stay silent (outside `idle`) before it is disconnected, as MPD's
+    /// `connection_timeout`; local clients have no limit.
+    public var networkTimeout: Duration = .seconds(60)
+
+    /// The default permissions in force.
+    public var effectiveDefaultPermissions: Permission {
+        self.defaultPermissions ?? (self.passwords == nil ? .all : [])
+    }
+
+    /// A permission list as `--default-permissions` takes it: MPD's names, or `none`.
+    public static func permissions(parsing text: String) throws(PermissionError) -> Permission {
+        text == "none" ? [] : try Permission(parsing: text)
+    }
 
     /// A configuration listening on `socketPath`, everything else default.
     public init(socketPath: String) {

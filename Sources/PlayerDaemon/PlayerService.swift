@@ -165,7 +165,7 @@ public final class PlayerService: Sendable {
             }
             path = musicDirectory + "/" + path
         } else {
-            try self.checkAccess(path, uid: session.uid, command: command)
+            try Self.checkAccess(path, session: session, command: command)
         }
         var info = stat()
         if stat(PathEscaping.systemPath(path), &info) == 0, info.st_mode & S_IFMT == S_IFREG, !Self.isPlayable(path) {
@@ -197,21 +197,32 @@ public final class PlayerService: Sendable {
         return lowered.hasSuffix(".mp3") || lowered.hasSuffix(".m3u") || lowered.hasSuffix(".m3u8")
     }
 
-    /// MPD's rule for absolute paths from local clients: root, the file's owner, the daemon's own user,
-    /// or a world-readable file.
-    private func checkAccess(_ path: String, uid: UInt32?, command: String) throws(Ack) {
-        var info = stat()
-        guard stat(PathEscaping.systemPath(path), &info) == 0 else {
-            let reason = String(cString: strerror(errno))
-            throw Ack(.noExist, "\(path): \(reason)", command: command)
+    /// MPD's rule for absolute paths: only from local clients, and then for root, the file's owner, the
+    /// daemon's own user, or a world-readable file. `info` is the file's (or its directory's) `stat`.
+    static func checkAccess(_ path: String, session: SessionSettings, info: stat, command: String) throws(Ack) {
+        guard session.isLocal else {
+            throw Ack(
+                .permission, "\(path): access denied: only clients on this machine may name files by absolute path",
+                command: command)
         }
-        guard let uid else {
+        guard let uid = session.uid else {
             throw Ack(.permission, "\(path): access denied: the client's identity is unknown", command: command)
         }
         if uid == 0 || uid == geteuid() || uid == info.st_uid || info.st_mode & S_IROTH != 0 {
             return
         }
         throw Ack(.permission, "\(path): access denied", command: command)
+    }
+
+    /// `checkAccess(_:session:info:command:)` for a file that must exist. A remote client learns
+    /// nothing of the file system: it is refused before the file is looked at.
+    static func checkAccess(_ path: String, session: SessionSettings, command: String) throws(Ack) {
+        var info = stat()
+        if session.isLocal, stat(PathEscaping.systemPath(path), &info) != 0 {
+            let reason = String(cString: strerror(errno))
+            throw Ack(.noExist, "\(path): \(reason)", command: command)
+        }
+        try Self.checkAccess(path, session: session, info: info, command: command)
     }
 
     /// The path as clients see it: relative to the music directory when inside it, as MPD shows it.

@@ -299,15 +299,12 @@ extension Commands {
         if path.hasPrefix("/") {
             var info = stat()
             guard
-                stat(PathEscaping.systemPath(path), &info) == 0
+                !call.session.isLocal || stat(PathEscaping.systemPath(path), &info) == 0
                     || stat(PathEscaping.systemPath(directory(of: path)), &info) == 0
             else {
                 throw Ack(.noExist, missing, command: call.name)
             }
-            let uid = call.session.uid
-            guard let uid, uid == 0 || uid == geteuid() || uid == info.st_uid || info.st_mode & S_IROTH != 0 else {
-                throw Ack(.permission, "\(path): access denied", command: call.name)
-            }
+            try PlayerService.checkAccess(path, session: call.session, info: info, command: call.name)
             return path
         }
         guard let musicDirectory = service.configuration.musicDirectory else {

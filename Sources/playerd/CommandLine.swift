@@ -17,6 +17,8 @@ struct OptionSpec {
     let value: String?
     let environment: String
     let help: String
+    /// Whether it may be given more than once (every value is kept).
+    var repeatable = false
 }
 
 /// What the command line and the environment asked for; nil where neither said anything.
@@ -48,6 +50,19 @@ struct CommandLineOptions {
                 "Passwords clients may send, one PASSWORD@PERMISSIONS a line (read, add, player, control, admin); the file must not be open to other users."
         ),
         OptionSpec(
+            name: "listen", value: "address", environment: "PLAYERD_LISTEN",
+            help:
+                "Accept clients here too; repeatable: a socket path, @abstract, HOST:PORT, [IPv6]:PORT or any:PORT (env: several, separated by spaces).",
+            repeatable: true),
+        OptionSpec(
+            name: "default-permissions", value: "list", environment: "PLAYERD_DEFAULT_PERMISSIONS",
+            help:
+                "What network clients (and other users on an abstract socket) may do before `password`: a list of read, add, player, control, admin, or none (default: all without --password-file, none with it)."
+        ),
+        OptionSpec(
+            name: "connection-timeout", value: "seconds", environment: "PLAYERD_CONNECTION_TIMEOUT",
+            help: "Disconnect a network client silent this long outside idle (default 60)."),
+        OptionSpec(
             name: "state-file", value: "path", environment: "PLAYERD_STATE_FILE",
             help: "The state file: queue, position, modes; `none` keeps no state."),
         OptionSpec(
@@ -68,6 +83,7 @@ struct CommandLineOptions {
     ]
 
     private var values: [String: String] = [:]
+    private var repeated: [String: [String]] = [:]
     private(set) var wantsHelp = false
 
     /// Reads `arguments` (without the program name), then fills what they left out from `environment`.
@@ -92,25 +108,36 @@ struct CommandLineOptions {
             guard let spec = Self.specs.first(where: { $0.name == name }) else {
                 throw UsageError("unknown option '--\(name)'")
             }
+            let value: String
             if spec.value == nil {
                 guard inlineValue == nil else { throw UsageError("'--\(name)' takes no value") }
-                self.values[name] = "1"
+                value = "1"
             } else if let inlineValue {
-                self.values[name] = inlineValue
+                value = inlineValue
             } else {
                 guard index < arguments.count else { throw UsageError("missing value for '--\(name)'") }
-                self.values[name] = arguments[index]
+                value = arguments[index]
                 index += 1
+            }
+            self.values[name] = value
+            if spec.repeatable {
+                self.repeated[name, default: []].append(value)
             }
         }
         for spec in Self.specs where self.values[spec.name] == nil {
             if let value = environment[spec.environment] {
                 self.values[spec.name] = value
+                if spec.repeatable {
+                    self.repeated[spec.name] = value.split(whereSeparator: \.isWhitespace).map(String.init)
+                }
             }
         }
     }
 
     subscript(name: String) -> String? { self.values[name] }
+
+    /// Every value of a repeatable option, in order.
+    func all(_ name: String) -> [String] { self.repeated[name] ?? [] }
 
     /// A flag set on the command line, or by its environment variable set to 1.
     func flag(_ name: String) -> Bool { self.values[name] == "1" }

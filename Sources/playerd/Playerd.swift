@@ -52,7 +52,7 @@ enum Playerd {
             logger.error("\(error)")
             exit(1)
         }
-        logger.info("listening on \(configuration.socketPath), playing on \(configuration.output)")
+        logger.info("listening on \(daemon.server.places.joined(separator: ", ")), playing on \(configuration.output)")
         daemon.runUntilSignalled()
     }
 
@@ -101,6 +101,27 @@ enum Playerd {
             } catch {
                 throw UsageError(error.description)
             }
+        }
+        for text in options.all("listen") {
+            do {
+                configuration.listenAddresses.append(try ListenAddress(parsing: text))
+            } catch {
+                throw UsageError(error.description)
+            }
+        }
+        if let text = options["default-permissions"] {
+            do {
+                configuration.defaultPermissions = try DaemonConfiguration.permissions(parsing: text)
+            } catch {
+                throw UsageError("invalid --default-permissions \"\(text)\": \(error)")
+            }
+        }
+        if let text = options["connection-timeout"] {
+            guard let seconds = Int(text), seconds > 0 else {
+                throw UsageError(
+                    "invalid --connection-timeout \"\(text)\": expected a whole number of seconds, at least 1")
+            }
+            configuration.networkTimeout = .seconds(seconds)
         }
         return configuration
     }
