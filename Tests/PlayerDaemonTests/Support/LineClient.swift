@@ -22,9 +22,27 @@ final class LineClient {
         self.descriptor = try Self.connect(socketPath)
     }
 
+    /// Connects over TCP to `host` (an IPv4 or IPv6 literal) and `port`, from the address `source` when
+    /// given (any of 127.0.0.0/8 is this machine, so tests can be several hosts), reading nothing.
+    init(host: String, port: Int, from source: String? = nil) throws {
+        self.socketPath = "\(host):\(port)"
+        self.descriptor = try Self.connectTCP(host, port, from: source)
+    }
+
+    /// Connects to the abstract socket `@name`, reading nothing.
+    init(abstract name: String) throws {
+        self.socketPath = "@" + name
+        self.descriptor = try Self.connect("\0" + name, exactLength: true)
+    }
+
     /// Connects and checks the greeting: `OK MPD 0.23.5`.
     static func greeted(_ socketPath: String, timeout: Duration = LineClient.defaultTimeout) throws -> LineClient {
-        let client = try LineClient(socketPath: socketPath)
+        try LineClient(socketPath: socketPath).checkingGreeting(timeout: timeout)
+    }
+
+    /// Reads the greeting and checks it is `OK MPD 0.23.5`.
+    func checkingGreeting(timeout: Duration = LineClient.defaultTimeout) throws -> LineClient {
+        let client = self
         let greeting = try client.readLine(timeout: timeout)
         guard greeting == "OK MPD 0.23.5" else {
             throw HarnessError("expected the greeting OK MPD 0.23.5, got \(greeting.map { "\"\($0)\"" } ?? "EOF")")
@@ -224,7 +242,53 @@ final class LineClient {
 
     // MARK: - Connecting
 
-    private static func connect(_ path: String) throws -> Int32 {
+    private static func connectTCP(_ host: String, _ port: Int, from source: String?) throws -> Int32 {
+        let family = host.contains(":") ? AF_INET6 : AF_INET
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw HarnessError.system("socket", errno)
+        }
+        func withAddress<R>(_ text: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) throws -> R {
+            if family == AF_INET6 {
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                address.sin6_port = in_port_t(UInt16(port).bigEndian)
+                guard inet_pton(AF_INET6, text, &address.sin6_addr) == 1 else {
+                    throw HarnessError("bad address \(text)")
+                }
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
+                }
+            }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET, text, &address.sin_addr) == 1 else { throw HarnessError("bad address \(text)") }
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        do {
+            if let source {
+                guard try withAddress(source, port: 0, { Glibc.bind(descriptor, $0, $1) }) == 0 else {
+                    throw HarnessError.system("bind to \(source)", errno)
+                }
+            }
+            guard try withAddress(host, port: port, { Glibc.connect(descriptor, $0, $1) }) == 0 else {
+                throw HarnessError.system("connect to \(host):\(port)", errno)
+            }
+        } catch {
+            Glibc.close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    private static func connect(_ path: String, exactLength: Bool = false) throws -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -239,7 +303,9 @@ final class LineClient {
         }
         let result = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                // An abstract name is matched with its length, which must be exact.
+                let length = exactLength ? MemoryLayout<sa_family_t>.size + bytes.count : MemoryLayout<sockaddr_un>.size
+                return Glibc.connect(descriptor, $0, socklen_t(length))
             }
         }
         guard result == 0 else {

@@ -163,3 +163,14 @@ func runProgram(_ executable: String, _ arguments: [String], within limit: Durat
 {
     try BackgroundProgram(executable, arguments).finish(within: limit)
 }
+
+/// Tries `condition` every 20 ms until it holds; throws, naming `what`, when `limit` passes first.
+func expectEventually(_ what: String, within limit: Duration = .seconds(10), _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + limit
+    while !(try condition()) {
+        guard ContinuousClock.now < deadline else {
+            throw HarnessError("\(what): not within \(limit)")
+        }
+        usleep(20_000)
+    }
+}
