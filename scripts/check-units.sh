@@ -32,10 +32,29 @@ if [[ -n $output || $failed -ne 0 ]]; then
     exit 1
 fi
 
-rating=$(systemd-analyze security --offline=true "$scratch/system/playerd.service" 2>&1 |
-    sed -n 's/.*Overall exposure level for playerd.service: \([0-9.]*\).*/\1/p')
+# The system units with the drop-ins that open TCP port 6600 (systemd/tcp/).
+mkdir -p "$scratch/tcp"
+cp "$scratch/system/playerd.service" "$scratch/system/playerd.socket" "$scratch/tcp/"
+cp -r systemd/tcp/playerd.service.d systemd/tcp/playerd.socket.d "$scratch/tcp/"
+output=$(systemd-analyze verify "$scratch/tcp/playerd.service" "$scratch/tcp/playerd.socket" 2>&1) || failed=1
+if [[ -n $output || $failed -ne 0 ]]; then
+    echo "check-units: systemd-analyze verify of the system units with the TCP drop-ins failed:" >&2
+    echo "$output" >&2
+    exit 1
+fi
+
+rating_of() {
+    systemd-analyze security --offline=true "$1" 2>&1 |
+        sed -n 's/.*Overall exposure level for playerd.service: \([0-9.]*\).*/\1/p'
+}
+rating=$(rating_of "$scratch/system/playerd.service")
 if [[ -z $rating ]] || awk -v r="$rating" 'BEGIN { exit !(r > 2.0) }'; then
     echo "check-units: systemd-analyze security rates playerd.service ${rating:-unknown}; it must be 2.0 or lower" >&2
     exit 1
 fi
-echo "check-units: units verify cleanly; playerd.service's exposure rating is $rating"
+tcp_rating=$(rating_of "$scratch/tcp/playerd.service")
+if [[ -z $tcp_rating ]]; then
+    echo "check-units: systemd-analyze security gave no rating for playerd.service with the TCP drop-ins" >&2
+    exit 1
+fi
+echo "check-units: units verify cleanly; playerd.service's exposure rating is $rating ($tcp_rating with the TCP drop-ins)"

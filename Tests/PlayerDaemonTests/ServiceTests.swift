@@ -114,6 +114,32 @@ struct ServiceTests {
         #expect(activator.terminationStatus == 0)
     }
 
+    @Test("socket activation with a Unix and a TCP socket: both served, the TCP one's clients as network clients")
+    func socketActivationWithTCP() throws {
+        let directory = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socketPath = directory + "/activated.sock"
+        let port = try freeLoopbackPort()
+        let activator = try startPlayerdUnder(
+            "/usr/bin/systemd-socket-activate",
+            [
+                "-l", socketPath, "-l", "127.0.0.1:\(port)", Paths.playerd, "--output", "null", "--state-file", "none",
+                "--library", "none", "--music-dir", Paths.fixtures, "--socket", directory + "/unused.sock",
+            ], log: directory + "/log")
+        defer {
+            kill(activator.processIdentifier, SIGKILL)
+            activator.waitUntilExit()
+        }
+        let local = try waitForSocket(socketPath)
+        #expect(try local.command("config") == ["music_directory: \(Paths.fixtures)", "OK"])
+        let network = try LineClient(host: "127.0.0.1", port: port).checkingGreeting()
+        #expect(try network.command("config") == ["ACK [4@0] {config} Command only permitted to local clients"])
+        #expect(try network.command("status").last == "OK")
+        kill(activator.processIdentifier, SIGTERM)
+        activator.waitUntilExit()
+        #expect(activator.terminationStatus == 0)
+    }
+
     @Test("the watchdog is pinged while the daemon is alive, and no longer once the audio thread is stuck")
     func watchdogStopsWhenTheAudioThreadIsStuck() throws {
         let directory = try Paths.makeTemporaryDirectory()

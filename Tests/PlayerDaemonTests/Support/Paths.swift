@@ -174,3 +174,20 @@ func expectEventually(_ what: String, within limit: Duration = .seconds(10), _ c
         usleep(20_000)
     }
 }
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it for a socket now closed).
+func freeLoopbackPort() throws -> Int {
+    let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(holder) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0
+        }
+    }
+    guard bound else { throw HarnessError.system("bind", errno) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
