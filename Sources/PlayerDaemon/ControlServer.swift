@@ -58,10 +58,10 @@ public enum ControlServerError: Error, CustomStringConvertible, Sendable {
 
 /// The control socket: a Unix-domain stream socket whose clients each get a `ClientSession`.
 public final class ControlServer: Sendable {
-    private let group: MultiThreadedEventLoopGroup
+    let group: MultiThreadedEventLoopGroup
     private let channel: Channel
     private let path: String?
-    private let state: ServerState
+    let state: ServerState
 
     /// Creates the socket at the configured path (replacing a stale one, refusing a live one) and
     /// starts accepting clients.

@@ -12,11 +12,11 @@ import PlayerCore
 public final class Daemon: Sendable {
     /// The player and its commands.
     public let service: PlayerService
-    private let server: ControlServer
+    let server: ControlServer
     private let persistence: StatePersistence?
     private let watchdog: Watchdog?
     private let systemd: Systemd
-    private let logger: Logger
+    let logger: Logger
 
     /// Starts everything and tells systemd it is ready.
     /// - Parameter resumePlaying: a saved state that was playing starts playing again, instead of
@@ -80,8 +80,9 @@ public final class Daemon: Sendable {
         systemd.notify("READY=1\nSTATUS=listening on \(place)")
     }
 
-    /// Blocks until SIGTERM or SIGINT, then shuts down.
-    public func runUntilSignalled() {
+    /// Blocks until SIGTERM or SIGINT, then runs `beforeShutdown` (what must end while the daemon still
+    /// answers, such as the in-process MPRIS bridge) and shuts down.
+    public func runUntilSignalled(beforeShutdown: () -> Void = {}) {
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT] {
@@ -93,6 +94,7 @@ public final class Daemon: Sendable {
         }
         done.wait()
         self.logger.info("stopping")
+        beforeShutdown()
         self.shutdown()
         for source in sources {
             source.cancel()
