@@ -79,7 +79,7 @@ final class MPRISExporter {
         var bus: OpaquePointer?
         let opened = sd_bus_open_user(&bus)
         guard opened >= 0, let bus else {
-            throw .noSessionBus(systemErrorText(-opened))
+            throw .noSessionBus(Self.whySessionBusFailed(-opened))
         }
         self.bus = bus
         _ = sd_bus_set_description(bus, "playerd-mpris")
@@ -108,6 +108,18 @@ final class MPRISExporter {
             throw .bus(function: "sd_bus_request_name(\(name))", errno: -result)
         }
         return name
+    }
+
+    // sd-bus's errno alone ("No medium found") does not say where it looked.
+    private static func whySessionBusFailed(_ code: Int32) -> String {
+        let reason = systemErrorText(code)
+        if let address = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }), !address.isEmpty {
+            return "DBUS_SESSION_BUS_ADDRESS=\(address): \(reason)"
+        }
+        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty {
+            return "\(runtime)/bus: \(reason)"
+        }
+        return "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set"
     }
 
     /// Releases everything: the server connections, the cover file, the bus (flushing what is queued).
