@@ -26,11 +26,12 @@ release:
 	scripts/setup.sh build
 	swift build -c release --static-swift-stdlib --product playerd
 	swift build -c release --static-swift-stdlib --product playerctl
+	swift build -c release --static-swift-stdlib --product playerd-mpris
 
 install: release
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR) \
 		$(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) $(DESTDIR)$(FISHCOMPLETIONDIR) $(DESTDIR)$(DOCDIR)
-	install -m 0755 $(RELEASE)/playerd $(RELEASE)/playerctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(RELEASE)/playerd $(RELEASE)/playerctl $(RELEASE)/playerd-mpris $(DESTDIR)$(BINDIR)/
 	for unit in playerd.service playerd.socket; do \
 		sed -e 's#/usr/local/bin/#$(BINDIR)/#g' -e 's#/usr/local/share/#$(PREFIX)/share/#g' systemd/$$unit \
 			> $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit; \
@@ -38,13 +39,17 @@ install: release
 			> $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$unit; \
 		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$unit; \
 	done
+	sed -e 's#/usr/local/bin/#$(BINDIR)/#g' -e 's#/usr/local/share/#$(PREFIX)/share/#g' systemd/user/playerd-mpris.service \
+		> $(DESTDIR)$(SYSTEMDUSERUNITDIR)/playerd-mpris.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUSERUNITDIR)/playerd-mpris.service
 	install -m 0644 completions/playerctl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/playerctl
 	install -m 0644 completions/_playerctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_playerctl
 	install -m 0644 completions/playerctl.fish $(DESTDIR)$(FISHCOMPLETIONDIR)/playerctl.fish
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/playerd $(DESTDIR)$(BINDIR)/playerctl
+	rm -f $(DESTDIR)$(BINDIR)/playerd $(DESTDIR)$(BINDIR)/playerctl $(DESTDIR)$(BINDIR)/playerd-mpris
+	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/playerd-mpris.service
 	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/playerd.service $(DESTDIR)$(SYSTEMDUNITDIR)/playerd.socket
 	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/playerd.service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/playerd.socket
 	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/playerctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_playerctl

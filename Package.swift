@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "playerd", targets: ["playerd"]),
         .executable(name: "playerctl", targets: ["playerctl"]),
         .executable(name: "playfile", targets: ["playfile"]),
+        .executable(name: "playerd-mpris", targets: ["playerd-mpris"]),
         .library(name: "MusicTags", targets: ["MusicTags"]),
         .library(name: "Audio", targets: ["Audio"]),
         .library(name: "PlayerCore", targets: ["PlayerCore"]),
@@ -30,6 +31,7 @@ let package = Package(
         .library(name: "PlayerClient", targets: ["PlayerClient"]),
         .library(name: "Library", targets: ["Library"]),
         .library(name: "PlayerDaemon", targets: ["PlayerDaemon"]),
+        .library(name: "MPRIS", targets: ["MPRIS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -101,9 +103,25 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // sd-bus (libsystemd, apt libsystemd-dev): the MPRIS vtables and the variadic calls Swift cannot
+        // import, as plain C functions.
+        .target(
+            name: "CSdBus",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror"])],
+            linkerSettings: [.linkedLibrary("systemd")]
+        ),
+        // MPRIS on the session bus for an MPD-protocol server: a client of the protocol, so it needs
+        // nothing of the daemon (playerd runs it in-process over a socketpair; playerd-mpris over a socket).
+        .target(
+            name: "MPRIS",
+            dependencies: ["CSdBus", "PlayerClient", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "playerd",
-            dependencies: ["PlayerDaemon", "Audio", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "PlayerDaemon", "MPRIS", "PlayerClient", "Audio", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings,
             linkerSettings: executableLinkerSettings
         ),
@@ -112,6 +130,16 @@ let package = Package(
             dependencies: [
                 "PlayerClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings,
+            linkerSettings: executableLinkerSettings
+        ),
+        .executableTarget(
+            name: "playerd-mpris",
+            dependencies: [
+                "MPRIS", "PlayerClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings,
             linkerSettings: executableLinkerSettings
@@ -160,6 +188,11 @@ let package = Package(
         .testTarget(
             name: "PlayerClientTests",
             dependencies: ["PlayerClient"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "MPRISTests",
+            dependencies: ["MPRIS", "PlayerClient"],
             swiftSettings: strictSettings
         ),
         .testTarget(

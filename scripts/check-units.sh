@@ -2,12 +2,15 @@
 # Checks the systemd units: `systemd-analyze verify` must print nothing at all (it warns with exit 0),
 # for the system and the user units, and the system service must rate 2.0 or lower in
 # `systemd-analyze security`. verify needs ExecStart's binary to exist, so the units are checked in a
-# scratch copy whose ExecStart points at the built playerd (default .build/debug/playerd).
+# scratch copy whose ExecStart points at the built playerd (default .build/debug/playerd), and the
+# MPRIS bridge's user unit at the playerd-mpris built beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 binary=$(realpath "${1:-.build/debug/playerd}")
 [[ -x $binary ]] || { echo "check-units: $binary is not built" >&2; exit 1; }
+bridge=$(dirname "$binary")/playerd-mpris
+[[ -x $bridge ]] || { echo "check-units: $bridge is not built" >&2; exit 1; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/system" "$scratch/user" "$scratch/runtime"
@@ -16,6 +19,7 @@ for unit in playerd.service playerd.socket; do
     sed "s#/usr/local/bin/playerd#$binary#" "systemd/$unit" > "$scratch/system/$unit"
     sed "s#/usr/local/bin/playerd#$binary#" "systemd/user/$unit" > "$scratch/user/$unit"
 done
+sed "s#/usr/local/bin/playerd-mpris#$bridge#" systemd/user/playerd-mpris.service > "$scratch/user/playerd-mpris.service"
 
 failed=0
 output=$(systemd-analyze verify "$scratch/system/playerd.service" "$scratch/system/playerd.socket" 2>&1) || failed=1
@@ -25,7 +29,8 @@ if [[ -n $output || $failed -ne 0 ]]; then
     exit 1
 fi
 output=$(XDG_RUNTIME_DIR="$scratch/runtime" systemd-analyze verify --user \
-    "$scratch/user/playerd.service" "$scratch/user/playerd.socket" 2>&1) || failed=1
+    "$scratch/user/playerd.service" "$scratch/user/playerd.socket" "$scratch/user/playerd-mpris.service" 2>&1) ||
+    failed=1
 if [[ -n $output || $failed -ne 0 ]]; then
     echo "check-units: systemd-analyze verify of the user units failed:" >&2
     echo "$output" >&2

@@ -20,15 +20,20 @@ public struct LineFramer: Sendable {
     /// The most bytes a line may have before its `\n`; a `\r` before the `\n` counts.
     public let maximumLineLength: Int
 
+    /// Whether a line that is not UTF-8 is kept with U+FFFD in place of each bad sequence (a client
+    /// reading a server's tags) rather than reported as `invalidUTF8` (the server reading requests).
+    public let repairsInvalidUTF8: Bool
+
     // The start of a line whose end has not arrived yet; never longer than the limit.
     private var partial: [UInt8] = []
     // Set between a too-long line's report and its `\n`.
     private var discarding = false
 
     /// Creates a framer; `maximumLineLength` must be at least 1.
-    public init(maximumLineLength: Int = LineFramer.defaultMaximumLineLength) {
+    public init(maximumLineLength: Int = LineFramer.defaultMaximumLineLength, repairsInvalidUTF8: Bool = false) {
         precondition(maximumLineLength >= 1, "a line limit must allow at least one byte")
         self.maximumLineLength = maximumLineLength
+        self.repairsInvalidUTF8 = repairsInvalidUTF8
     }
 
     /// Bytes held for a line still waiting for its `\n`; never more than `maximumLineLength`.
@@ -74,13 +79,13 @@ public struct LineFramer: Sendable {
                 self.discarding = false
             } else if self.partial.isEmpty {
                 // The common case: the whole line sits in this read, so it is decoded in place.
-                frames.append(piece.count > self.maximumLineLength ? .tooLong : LineFramer.decode(piece))
+                frames.append(piece.count > self.maximumLineLength ? .tooLong : self.decode(piece))
             } else if self.partial.count + piece.count > self.maximumLineLength {
                 frames.append(.tooLong)
                 self.release()
             } else {
                 self.partial.append(contentsOf: piece)
-                frames.append(self.partial.withUnsafeBytes { LineFramer.decode($0) })
+                frames.append(self.partial.withUnsafeBytes { self.decode($0) })
                 self.release()
             }
         }
@@ -128,13 +133,13 @@ public struct LineFramer: Sendable {
         return nil
     }
 
-    private static func decode(_ piece: UnsafeRawBufferPointer) -> Frame {
+    private func decode(_ piece: UnsafeRawBufferPointer) -> Frame {
         var bytes = piece.assumingMemoryBound(to: UInt8.self)
         if bytes.last == ASCII.carriageReturn {
             bytes = UnsafeBufferPointer(rebasing: bytes.dropLast())
         }
         guard let line = String(validating: bytes, as: UTF8.self) else {
-            return .invalidUTF8
+            return self.repairsInvalidUTF8 ? .line(String(decoding: bytes, as: UTF8.self)) : .invalidUTF8
         }
         return .line(line)
     }

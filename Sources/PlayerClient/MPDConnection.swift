@@ -20,12 +20,16 @@ public final class MPDConnection {
     /// The protocol version from the server's greeting: `0.23.5` for `OK MPD 0.23.5`.
     public private(set) var protocolVersion = ""
 
-    private let descriptor: Int32
-    // Answers can carry long tag values; MPD itself caps a line far below this.
-    private var framer = LineFramer(maximumLineLength: 1 << 20)
+    /// The socket, for a caller that polls it (after `beginIdle`); reading and writing stay this class's.
+    public let descriptor: Int32
+    // Answers can carry long tag values; MPD itself caps a line far below this. A tag that is not UTF-8
+    // (a server that passes a file's bytes on) reads with U+FFFD rather than failing the whole answer.
+    private var framer = LineFramer(maximumLineLength: 1 << 20, repairsInvalidUTF8: true)
     private var frames: [LineFramer.Frame] = []
     private var nextFrame = 0
     private var receiveBuffer = [UInt8](repeating: 0, count: 65536)
+    /// Bytes a binary answer's read took past its end: the framer gets them before the socket's next.
+    private var leftover: [UInt8] = []
 
     /// Connects and reads the greeting. A missing socket, or one nobody listens on, is
     /// `ClientError.notRunning` at once; a server that does not greet within `timeout` is `.timedOut`.
@@ -34,9 +38,12 @@ public final class MPDConnection {
         try self.init(descriptor: descriptor, socketPath: socketPath, timeout: timeout)
     }
 
-    /// Takes over a connected stream socket (tests hand in one end of a `socketpair`) and reads the
-    /// greeting. The descriptor is closed when the connection goes away, also when this init throws.
-    init(descriptor: Int32, socketPath: String, timeout: Duration) throws(ClientError) {
+    /// Takes over a connected stream socket (one end of a `socketpair`: the tests', or the one playerd
+    /// hands its in-process MPRIS bridge) and reads the greeting. The descriptor is closed when the
+    /// connection goes away, also when this init throws. `socketPath` only names the peer in messages.
+    public init(descriptor: Int32, socketPath: String, timeout: Duration = MPDConnection.defaultTimeout)
+        throws(ClientError)
+    {
         self.descriptor = descriptor
         self.socketPath = socketPath
         self.timeout = timeout
@@ -101,6 +108,23 @@ public final class MPDConnection {
         return fields.compactMap { field in field.key == "changed" ? field.value : nil }
     }
 
+    /// Sends `idle` and returns at once, for a caller that waits in its own `poll` on `descriptor`
+    /// (with other descriptors) and then calls `finishIdle()`. Nothing else may be sent in between.
+    public func beginIdle(_ subsystems: [String] = []) throws(ClientError) {
+        try self.send(try MPDConnection.requestLine("idle", subsystems))
+    }
+
+    /// Reads the answer to `beginIdle` once `descriptor` is readable (or `hasBufferedInput`): the
+    /// subsystems that changed.
+    public func finishIdle() throws(ClientError) -> [String] {
+        let fields = try self.readAnswer(endingWith: "OK", waitingAtMost: self.timeout)
+        return fields.compactMap { field in field.key == "changed" ? field.value : nil }
+    }
+
+    /// Whether whole lines already read from the socket wait to be taken (a poll on `descriptor` would
+    /// not say so).
+    public var hasBufferedInput: Bool { self.hasBufferedLine || self.leftover.contains(0x0A) }
+
     /// `status`, decoded.
     public func status() throws(ClientError) -> Status {
         try Status(fields: try self.command("status"))
@@ -114,6 +138,56 @@ public final class MPDConnection {
     /// `playlistinfo`, decoded: the queue in order.
     public func playlistInfo() throws(ClientError) -> [Song] {
         try Song.list(from: try self.command("playlistinfo"))
+    }
+
+    /// Sends a command with a binary answer (`albumart`, `readpicture`) and returns its one chunk:
+    /// the `key: value` fields before `binary:`, and the bytes. nil when the answer has no `binary:`
+    /// (`readpicture` of a song without a picture). An ACK throws `ClientError.refused`.
+    public func binaryCommand(_ name: String, _ arguments: [String]) throws(ClientError) -> BinaryChunk? {
+        // The bytes are read here, past the line framer, which would cut them into lines: nothing of an
+        // earlier answer may be left in it (the server sends nothing unasked).
+        guard !self.hasBufferedLine, self.framer.bufferedByteCount == 0 else {
+            throw .invalidRequest("unread lines are waiting before a binary answer")
+        }
+        try self.send(try MPDConnection.requestLine(name, arguments))
+        var pending = self.leftover
+        // What is left when the answer has been read (bytes of a later one) is kept for the next read.
+        defer { self.leftover = pending }
+        var fields: [(key: String, value: String)] = []
+        var count: Int?
+        while count == nil {
+            let line = try self.readRawLine(&pending)
+            if line == "OK" {
+                return nil
+            }
+            if line.hasPrefix("ACK ") {
+                guard let ack = AckLine(parsing: line) else { throw .malformed(line) }
+                throw ack.error
+            }
+            guard let colon = line.firstIndex(of: ":") else { throw .malformed(line) }
+            let key = String(line[..<colon])
+            let value = line[line.index(after: colon)...].drop { $0 == " " }
+            if key == "binary" {
+                guard let size = Int(value), size >= 0 else { throw .malformed(line) }
+                count = size
+            } else {
+                fields.append((key: key, value: String(value)))
+            }
+        }
+        let size = count ?? 0
+        while pending.count < size + 1 {
+            try self.receiveRaw(into: &pending)
+        }
+        guard pending[size] == 0x0A else {
+            throw .malformed("binary data not followed by a newline")
+        }
+        let data = Array(pending[0..<size])
+        pending.removeFirst(size + 1)
+        let end = try self.readRawLine(&pending)
+        guard end == "OK" else {
+            throw .malformed(end)
+        }
+        return BinaryChunk(fields: fields, data: data)
     }
 
     /// The request line for a command: its name, then each argument quoted.
@@ -175,6 +249,11 @@ public final class MPDConnection {
             }
             self.frames.removeAll(keepingCapacity: true)
             self.nextFrame = 0
+            if !self.leftover.isEmpty {
+                self.leftover.withUnsafeBytes { bytes in self.framer.feed(bytes, into: &self.frames) }
+                self.leftover = []
+                continue
+            }
             if let wait {
                 guard try self.waitReadable(at: wait) else {
                     throw .timedOut
@@ -197,6 +276,46 @@ public final class MPDConnection {
             }
             self.receiveBuffer.withUnsafeBytes { buffer in
                 self.framer.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), into: &self.frames)
+            }
+        }
+    }
+
+    // One line of a binary answer's head, from `pending` and the socket.
+    private func readRawLine(_ pending: inout [UInt8]) throws(ClientError) -> String {
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[0..<newline], as: UTF8.self)
+                pending.removeFirst(newline + 1)
+                return line
+            }
+            guard pending.count <= self.framer.maximumLineLength else {
+                throw .malformed("a line longer than \(self.framer.maximumLineLength) bytes")
+            }
+            try self.receiveRaw(into: &pending)
+        }
+    }
+
+    // Appends what the socket has (waiting up to the timeout) to `pending`.
+    private func receiveRaw(into pending: inout [UInt8]) throws(ClientError) {
+        while true {
+            guard try self.waitReadable(at: self.timeout) else {
+                throw .timedOut
+            }
+            let count = self.receiveBuffer.withUnsafeMutableBytes { buffer in
+                recv(self.descriptor, buffer.baseAddress, buffer.count, 0)
+            }
+            if count > 0 {
+                pending.append(contentsOf: self.receiveBuffer[0..<count])
+                return
+            }
+            if count == 0 {
+                throw .closed
+            }
+            let code = errno
+            switch code {
+            case EINTR, EAGAIN, EWOULDBLOCK: continue
+            case ECONNRESET: throw .closed
+            default: throw .system(function: "recv", errno: code)
             }
         }
     }

@@ -26,11 +26,11 @@ public enum ControlServerError: Error, CustomStringConvertible, Sendable {
 /// The control socket, and the other places clients connect (`--listen`): socket files, abstract
 /// sockets, TCP. Every client gets a `ClientSession`; all share one event loop.
 public final class ControlServer: Sendable {
-    private let group: MultiThreadedEventLoopGroup
+    let group: MultiThreadedEventLoopGroup
     private let channels: [Channel]
     /// Socket files this server made, removed when it stops.
     private let socketFiles: [String]
-    private let state: ServerState
+    let state: ServerState
     /// Where clients connect, for the log: the places bound, in order.
     public let places: [String]
 

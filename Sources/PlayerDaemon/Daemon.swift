@@ -17,7 +17,7 @@ public final class Daemon: Sendable {
     private let persistence: StatePersistence?
     private let watchdog: Watchdog?
     private let systemd: Systemd
-    private let logger: Logger
+    let logger: Logger
 
     /// Starts everything and tells systemd it is ready.
     /// - Parameter resumePlaying: a saved state that was playing starts playing again, instead of
@@ -76,8 +76,9 @@ public final class Daemon: Sendable {
         systemd.notify("READY=1\nSTATUS=listening on \(server.places.joined(separator: ", "))")
     }
 
-    /// Blocks until SIGTERM or SIGINT, then shuts down.
-    public func runUntilSignalled() {
+    /// Blocks until SIGTERM or SIGINT, then runs `beforeShutdown` (what must end while the daemon still
+    /// answers, such as the in-process MPRIS bridge) and shuts down.
+    public func runUntilSignalled(beforeShutdown: () -> Void = {}) {
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT] {
@@ -89,6 +90,7 @@ public final class Daemon: Sendable {
         }
         done.wait()
         self.logger.info("stopping")
+        beforeShutdown()
         self.shutdown()
         for source in sources {
             source.cancel()

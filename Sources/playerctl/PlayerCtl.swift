@@ -37,6 +37,11 @@ struct PlayerCtl: ParsableCommand {
     /// ArgumentParser's own `main` exits 64 on usage errors; playerctl promises 2, and its own exit
     /// statuses for the daemon's refusals (1) and absence (3).
     static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if DesktopPlayerctl.owns(arguments) {
+            printError(DesktopPlayerctl.exec(arguments))
+            Glibc.exit(ExitStatus.usage)
+        }
         var command: ParsableCommand
         do {
             command = try PlayerCtl.parseAsRoot()

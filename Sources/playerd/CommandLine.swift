@@ -78,6 +78,9 @@ struct CommandLineOptions {
             name: "resume-playing", value: nil, environment: "PLAYERD_RESUME",
             help: "Start playing a saved state that was playing, instead of paused at its position (env value 1)."),
         OptionSpec(
+            name: "mpris", value: "on|off", environment: "PLAYERD_MPRIS",
+            help: "Export MPRIS on the session bus, for the desktop's media keys, widgets and playerctl (default on)."),
+        OptionSpec(
             name: "log-level", value: "level", environment: "PLAYERD_LOG_LEVEL",
             help: "trace, debug, info, notice, warning, error or critical (default info)."),
     ]

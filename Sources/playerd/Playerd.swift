@@ -26,8 +26,10 @@ enum Playerd {
         }
         let level: Logger.Level
         let configuration: DaemonConfiguration
+        let exportsMPRIS: Bool
         do {
             level = try Self.parseLogLevel(options["log-level"] ?? "info")
+            exportsMPRIS = try Self.mprisEnabled(options["mpris"])
             configuration = try Self.configuration(from: options, environment: environment)
         } catch {
             Self.exitWithUsageError(error)
@@ -53,7 +55,8 @@ enum Playerd {
             exit(1)
         }
         logger.info("listening on \(daemon.server.places.joined(separator: ", ")), playing on \(configuration.output)")
-        daemon.runUntilSignalled()
+        let mpris = exportsMPRIS ? Self.startMPRIS(daemon: daemon, logger: logger) : nil
+        daemon.runUntilSignalled(beforeShutdown: { mpris?.stop() })
     }
 
     static func configuration(

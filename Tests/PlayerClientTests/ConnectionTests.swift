@@ -30,7 +30,10 @@ private final class FakeServer {
     }
 
     func send(_ text: String) {
-        let bytes = Array(text.utf8)
+        self.send(bytes: Array(text.utf8))
+    }
+
+    func send(bytes: [UInt8]) {
         #expect(write(self.serverDescriptor, bytes, bytes.count) == bytes.count)
     }
 
@@ -148,6 +151,58 @@ struct ConnectionTests {
         let started = ContinuousClock.now
         #expect(try connection.idle(["player"], timeout: .milliseconds(100)) == [])
         #expect(ContinuousClock.now - started >= .milliseconds(100))
+    }
+
+    @Test("beginIdle returns at once; finishIdle reads the answer when the socket is readable")
+    func splitIdle() throws {
+        let server = try FakeServer()
+        let connection = try server.connect()
+        try connection.beginIdle(["player"])
+        #expect(server.received() == "idle \"player\"\n")
+        var request = pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&request, 1, 0) == 0)
+        server.send("changed: player\nOK\n")
+        #expect(poll(&request, 1, 1000) == 1)
+        #expect(try connection.finishIdle() == ["player"])
+        #expect(!connection.hasBufferedInput)
+    }
+
+    @Test("a line that is not UTF-8 reads with U+FFFD in place of the bad bytes, and the answer goes on")
+    func repairedLine() throws {
+        let server = try FakeServer()
+        let connection = try server.connect()
+        server.send(bytes: Array("file: a.mp3\nTitle: Caf".utf8) + [0xE9] + Array("\nId: 3\nOK\n".utf8))
+        let song = try connection.currentSong()
+        #expect(song?.title == "Caf\u{FFFD}")
+        #expect(song?.id == 3)
+    }
+
+    @Test("binary answers: the fields, the bytes (newlines and all), chunk by chunk into a picture")
+    func binary() throws {
+        let server = try FakeServer()
+        let connection = try server.connect()
+        let bytes: [UInt8] = [0x89, 0x0A, 0x00, 0xFF, 0x0A]
+        server.send(bytes: Array("size: 5\ntype: image/png\nbinary: 5\n".utf8) + bytes + Array("\nOK\n".utf8))
+        let chunk = try #require(try connection.binaryCommand("readpicture", ["a.mp3", "0"]))
+        #expect(chunk.data == bytes)
+        #expect(chunk.totalSize == 5)
+        #expect(chunk.type == "image/png")
+        #expect(server.received() == "readpicture \"a.mp3\" \"0\"\n")
+
+        // Two chunks make one picture; then no picture (an empty readpicture, albumart's ACK 50).
+        server.send(bytes: Array("size: 5\nbinary: 3\n".utf8) + bytes[0..<3] + Array("\nOK\n".utf8))
+        server.send(bytes: Array("size: 5\nbinary: 2\n".utf8) + bytes[3...] + Array("\nOK\n".utf8))
+        let picture = try #require(try connection.picture("albumart", of: "a.mp3"))
+        #expect(picture.data == bytes)
+        #expect(picture.type == nil)
+        #expect(server.received() == "albumart \"a.mp3\" \"0\"\nalbumart \"a.mp3\" \"3\"\n")
+        server.send("OK\n")
+        #expect(try connection.picture("readpicture", of: "b.mp3") == nil)
+        server.send("ACK [50@0] {albumart} No file exists\n")
+        #expect(try connection.picture("albumart", of: "b.mp3") == nil)
+        // The connection is still in step.
+        server.send("volume: 5\nOK\n")
+        #expect(try connection.command("ping").first?.value == "5")
     }
 
     @Test("a greeting that is not MPD's is refused", arguments: ["HTTP/1.1 400 Bad Request\n", "OK\n", "hello\n"])
