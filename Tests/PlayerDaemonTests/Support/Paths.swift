@@ -95,8 +95,9 @@ final class BackgroundProgram {
     private let stdoutPath: String
     private let stderrPath: String
 
-    /// Starts `executable` with `arguments`; output goes to files in a fresh temporary directory.
-    init(_ executable: String, _ arguments: [String]) throws {
+    /// Starts `executable` with `arguments`; output goes to files in a fresh temporary directory. With
+    /// `environment`, those variables are set (over the test's own).
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         self.directory = try Paths.makeTemporaryDirectory()
         self.stdoutPath = self.directory + "/stdout"
         self.stderrPath = self.directory + "/stderr"
@@ -104,6 +105,9 @@ final class BackgroundProgram {
         _ = FileManager.default.createFile(atPath: self.stderrPath, contents: nil)
         self.process.executableURL = URL(fileURLWithPath: executable)
         self.process.arguments = arguments
+        if !environment.isEmpty {
+            self.process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         self.process.standardInput = FileHandle.nullDevice
         self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stdoutPath))
         self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stderrPath))
@@ -158,10 +162,11 @@ final class BackgroundProgram {
 }
 
 /// Runs a program to its end (at most `limit`) and returns its exit status and output.
-func runProgram(_ executable: String, _ arguments: [String], within limit: Duration = .seconds(20)) throws
-    -> ProgramResult
-{
-    try BackgroundProgram(executable, arguments).finish(within: limit)
+func runProgram(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+    within limit: Duration = .seconds(20)
+) throws -> ProgramResult {
+    try BackgroundProgram(executable, arguments, environment: environment).finish(within: limit)
 }
 
 /// Tries `condition` every 20 ms until it holds; throws, naming `what`, when `limit` passes first.

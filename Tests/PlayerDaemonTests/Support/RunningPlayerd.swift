@@ -29,6 +29,12 @@ final class RunningPlayerd {
         var library = false
         /// More flags, as they are.
         var extraArguments: [String] = []
+        /// Whether the daemon exports MPRIS (`--mpris on`). Off by default, so that no test daemon shows
+        /// up on a desktop's session bus; when on, the daemon sees no session bus but the one
+        /// `environment` names (`DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`).
+        var mpris = false
+        /// Variables set in the daemon's environment.
+        var environment: [String: String] = [:]
     }
 
     /// The daemon's private temporary directory (its socket and log live there).
@@ -61,6 +67,7 @@ final class RunningPlayerd {
             arguments += ["--socket-mode", mode]
         }
         arguments += options.extraArguments
+        arguments += ["--mpris", options.mpris ? "on" : "off"]
         self.program = Process()
         self.program.executableURL = URL(fileURLWithPath: Paths.playerd)
         self.program.arguments = arguments
@@ -73,6 +80,11 @@ final class RunningPlayerd {
         for key in environment.keys where key.hasPrefix("PLAYERD_") || systemd.contains(key) {
             environment[key] = nil
         }
+        if options.mpris {
+            environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+            environment["XDG_RUNTIME_DIR"] = nil
+        }
+        environment.merge(options.environment) { _, given in given }
         self.program.environment = environment
         self.program.standardInput = FileHandle.nullDevice
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: self.logPath))
