@@ -57,6 +57,10 @@ final class MPRISExporter {
     /// When to try connecting again, while disconnected.
     private var nextAttempt = ContinuousClock.now
     private var backoff = MPRISExporter.firstBackoff
+    /// When the command connection was last used: MPD closes a client that is silent (and not in idle)
+    /// for its `connection_timeout`, 60 s by default, so an unused one is pinged before that.
+    private var lastCommand = ContinuousClock.now
+    static let keepAlive: Duration = .seconds(30)
     /// Whether the failure to connect has been logged (once per outage).
     private var outageLogged = false
     private var everConnected = false
@@ -149,6 +153,14 @@ final class MPRISExporter {
             if self.idleConnection == nil && ContinuousClock.now >= self.nextAttempt {
                 self.connect()
             }
+            if let commands = self.commandConnection, self.lastCommand.duration(to: .now) >= Self.keepAlive {
+                do {
+                    _ = try commands.command("ping")
+                    self.lastCommand = .now
+                } catch {
+                    self.connectionLost(error)
+                }
+            }
             var processed: Int32
             repeat {
                 processed = sd_bus_process(bus, nil)
@@ -161,8 +173,13 @@ final class MPRISExporter {
                 self.handleIdle()
                 continue
             }
+            let events = sd_bus_get_events(bus)
+            guard events >= 0 else {
+                self.logger.error("MPRIS: the session bus connection failed: \(systemErrorText(-events))")
+                return .bus(function: "sd_bus_get_events", errno: -events)
+            }
             var descriptors = [
-                pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
+                pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: events), revents: 0),
                 pollfd(fd: self.wakeUp, events: Int16(POLLIN), revents: 0),
             ]
             if let idle = self.idleConnection {
@@ -194,8 +211,11 @@ final class MPRISExporter {
             let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
             timeout = deadline > nowMicroseconds ? Int64((deadline - nowMicroseconds + 999) / 1000) : 0
         }
-        if self.idleConnection == nil {
-            let left = ContinuousClock.now.duration(to: self.nextAttempt)
+        let wakeAt: ContinuousClock.Instant? =
+            self.idleConnection == nil
+            ? self.nextAttempt : self.commandConnection.map { _ in self.lastCommand + Self.keepAlive }
+        if let wakeAt {
+            let left = ContinuousClock.now.duration(to: wakeAt)
             let milliseconds = max(
                 0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
             timeout = timeout < 0 ? milliseconds : min(timeout, milliseconds)
@@ -265,6 +285,7 @@ final class MPRISExporter {
     /// Seeked signal then goes out whatever the distance.
     private func refresh(ownSeek: Bool = false) throws(ClientError) {
         guard let commands = self.commandConnection else { return }
+        self.lastCommand = .now
         let answers = try commands.commandList([("status", []), ("currentsong", [])])
         var next = PlayerSnapshot(
             status: try Status(fields: answers[0]), track: Track(fields: answers[1]), fetchedAt: .now)
@@ -513,6 +534,7 @@ final class MPRISExporter {
     /// The position now: asked of the server (exact after a seek), else extrapolated.
     private func position() -> Double {
         if let connection = self.commandConnection, let status = try? connection.status() {
+            self.lastCommand = .now
             return status.state == .stop ? 0 : status.elapsed ?? 0
         }
         return self.snapshot.elapsed(at: .now)

@@ -15,7 +15,8 @@ struct PlayerCtl: ParsableCommand {
         discussion: """
             Positions in the queue count from 1. Durations read like 90, 2.5, 30s, 1m30s, 20m, 1h, 1:30 \
             or 1:02:03. Exit status: 0 done, 1 the daemon refused (its message is printed), 2 usage error, \
-            3 the daemon is not running, 4 a wait timed out.
+            3 the daemon is not running, 4 a wait timed out. Command lines of the desktop's playerctl \
+            (MPRIS: -p, -l, -a, -F, --format, metadata KEY, loop, shuffle, open ...) are handed to it.
             """,
         subcommands: [
             Play.self, Pause.self, PlayPause.self, Stop.self, Next.self, Previous.self, Seek.self,

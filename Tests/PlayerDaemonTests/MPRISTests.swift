@@ -155,9 +155,9 @@ struct MPRISTests {
             _ = try bus.output(of: ["shuffle", "Off"])
             try eventually("random off") { try !client.status().random }
 
-            // open: the desktop's playerctl sends a percent-encoded file:// URI (space, ß); the queue
-            // becomes that song, playing.
-            _ = try bus.output(of: ["open", gamma])
+            // open: a percent-encoded file:// URI (space, ß); the queue becomes that song, playing.
+            #expect(gamma.hasSuffix("/gamma ß.mp3"))
+            _ = try bus.output(of: ["open", "file://" + gamma.dropLast("gamma ß.mp3".count) + "gamma%20%C3%9F.mp3"])
             try eventually("gamma plays alone") {
                 try client.currentSong()?.title == "Gamma" && client.status().state == .play
                     && client.status().playlistLength == 1
@@ -357,41 +357,51 @@ struct MPRISTests {
         }
     }
 
-    @Test("playerd-mpris bridges a playerd socket to the session bus, and follows playerd across a restart")
+    @Test(
+        "playerd-mpris bridges a playerd socket to the session bus, and follows playerd through a crash and a restart")
     func bridge() throws {
         let bus = try PrivateSessionBus()
         let songs = try TestSongs()
         let alpha = try songs.song("alpha.mp3", title: "Alpha", artists: ["Ann"])
         let first = try RunningPlayerd()
-        defer { first.kill() }
         let bridge = try BackgroundProgram(
             Paths.playerdMPRIS, ["--socket", first.socketPath], environment: bus.environment)
         try eventually("the bridge is on the bus") { try bus.players().contains("playerd") }
         #expect(try bus.output(of: ["status"]) == "Stopped")
-        let client = try MPDConnection(socketPath: first.socketPath)
-        _ = try client.command("add", [alpha])
+        _ = try MPDConnection(socketPath: first.socketPath).command("add", [alpha])
         try Self.waitUntilControllable(bus)
         _ = try bus.output(of: ["play"])
-        try eventually("playing through the bridge") { try client.status().state == .play }
+        try eventually("playing through the bridge") { try Self.status(first).state == .play }
         #expect(try bus.output(of: ["metadata", "title"]) == "Alpha")
 
-        // playerd stops (saving its state); the bridge shows a stopped player with nothing to play.
-        try first.stop()
+        // playerd dies: the bridge shows a stopped player with nothing to play, and waits.
+        first.kill()
         try eventually("stopped while playerd is away") {
             try bus.playerProperty("PlaybackStatus") == "s \"Stopped\"" && bus.playerProperty("CanPlay") == "b false"
         }
         #expect(try bus.playerProperty("Metadata") == "a{sv} 0")
         #expect(bridge.isRunning)
 
-        // playerd comes back on the same socket with its saved state: paused on alpha.
+        // A new playerd on the same socket (it replaces the dead one's file): the bridge reconnects.
         var options = RunningPlayerd.Options()
         options.socketPath = first.socketPath
-        options.stateFile = first.directory + "/state"
-        try withPlayerd(options) { second in
-            try eventually("the bridge reconnects") { try bus.playerProperty("PlaybackStatus") == "s \"Paused\"" }
+        let second = try RunningPlayerd(options)
+        _ = try MPDConnection(socketPath: second.socketPath).command("add", [alpha])
+        try Self.waitUntilControllable(bus)
+        _ = try bus.output(of: ["play"])
+        try eventually("the new playerd plays through the bridge") { try Self.status(second).state == .play }
+
+        // It stops (saving its state) and comes back with it: paused on alpha, shown so.
+        try second.stop()
+        try eventually("stopped again") { try bus.playerProperty("PlaybackStatus") == "s \"Stopped\"" }
+        options.stateFile = second.directory + "/state"
+        try withPlayerd(options) { third in
+            try eventually("the bridge shows the restored state") {
+                try bus.playerProperty("PlaybackStatus") == "s \"Paused\""
+            }
             #expect(try bus.output(of: ["metadata", "title"]) == "Alpha")
             _ = try bus.output(of: ["play"])
-            try eventually("playing again") { try Self.status(second).state == .play }
+            try eventually("playing again") { try Self.status(third).state == .play }
         }
         kill(bridge.process.processIdentifier, SIGTERM)
         let ended = try bridge.finish(within: .seconds(5))
