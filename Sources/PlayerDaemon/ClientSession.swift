@@ -284,7 +284,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 do {
                     try handler(self.service, &call)
                 } catch {
-                    if error.code == .password {
+                    if error.code == .password && self.origin != .socketFile {
                         self.refusePassword(Self.named(error, request, index))
                     } else {
                         self.fail(Self.named(error, request, index))
@@ -497,7 +497,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Answers a wrong password after a wait that grows with each one from the same source (see
     /// `PasswordGuard`), reading nothing more from the client meanwhile; the connection's last allowed
-    /// one is answered and the connection closed.
+    /// one is answered and the connection closed. Only for clients a socket file does not vouch for
+    /// (network, abstract socket): a socket file's clients may do everything without a password, so
+    /// guessing gains them nothing, and they are answered at once.
     private func refusePassword(_ ack: Ack) {
         guard let context = self.context else { return }
         let source = self.origin.remoteHost ?? "local user \(self.settings.uid.map(String.init) ?? "unknown")"
