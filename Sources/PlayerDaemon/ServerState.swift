@@ -48,8 +48,8 @@ enum ClientOrigin: Sendable, Hashable {
 /// host leaves room for the others.
 final class ServerState: Sendable {
     private let localClients = Atomic<Int>(0)
+    /// Network clients connected, by host.
     private let networkClients = Mutex<[String: Int]>([:])
-    private let networkTotal = Atomic<Int>(0)
     private let trimmer = HeapTrimmer()
     private let passwords = Mutex(PasswordGuard())
     let limit: Int
@@ -78,14 +78,15 @@ final class ServerState: Sendable {
             }
         }
         return self.networkClients.withLock { counts -> String? in
-            let total = self.networkTotal.load(ordering: .relaxed)
-            guard total < self.limit else { return "too many network clients: the limit is \(self.limit)" }
+            // At most `limit` hosts are in the table, so the sum is a short loop.
+            guard counts.values.reduce(0, +) < self.limit else {
+                return "too many network clients: the limit is \(self.limit)"
+            }
             let fromHost = counts[host, default: 0]
             guard fromHost < self.limitPerHost else {
                 return "too many clients from \(host): the limit is \(self.limitPerHost)"
             }
             counts[host] = fromHost + 1
-            self.networkTotal.add(1, ordering: .relaxed)
             return nil
         }
     }
@@ -96,7 +97,6 @@ final class ServerState: Sendable {
             self.networkClients.withLock { counts in
                 let left = counts[host, default: 1] - 1
                 counts[host] = left > 0 ? left : nil
-                self.networkTotal.subtract(1, ordering: .relaxed)
             }
         } else {
             self.localClients.subtract(1, ordering: .relaxed)
@@ -105,7 +105,9 @@ final class ServerState: Sendable {
     }
 
     /// Clients connected now, local and network.
-    var connected: Int { self.localClients.load(ordering: .relaxed) + self.networkTotal.load(ordering: .relaxed) }
+    var connected: Int {
+        self.localClients.load(ordering: .relaxed) + self.networkClients.withLock { $0.values.reduce(0, +) }
+    }
 
     /// Notes a wrong password from `source` and says how long to wait before answering; the first time
     /// a source is slowed down to the limit, one line goes to the log.

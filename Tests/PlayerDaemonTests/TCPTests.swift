@@ -271,19 +271,8 @@ struct TCPTests {
 
     @Test("a --listen value playerd cannot use stops it before it starts, naming the value and why")
     func badListen() throws {
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (holder, taken) = try listeningLoopbackSocket()
         defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0
-            }
-        }
-        #expect(bound)
-        let taken = Int(UInt16(bigEndian: address.sin_port))
         let cases: [(String, Int32, String)] = [
             ("nonsense", 64, "invalid listen address \"nonsense\": expected a socket path (with a /), @NAME"),
             ("127.0.0.1:99999", 64, "\"99999\" is not a port from 1 to 65535"),

@@ -180,19 +180,29 @@ func expectEventually(_ what: String, within limit: Duration = .seconds(10), _ c
     }
 }
 
-/// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it for a socket now closed).
-func freeLoopbackPort() throws -> Int {
-    let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(holder) }
+/// A TCP socket listening on 127.0.0.1 at a port the kernel picked, and that port; the caller closes it.
+func listeningLoopbackSocket() throws -> (descriptor: Int32, port: Int) {
+    let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0
+            bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0
         }
     }
-    guard bound else { throw HarnessError.system("bind", errno) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard holder >= 0, bound else {
+        let code = errno
+        close(holder)
+        throw HarnessError.system("bind", code)
+    }
+    return (holder, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it for a socket now closed).
+func freeLoopbackPort() throws -> Int {
+    let (holder, port) = try listeningLoopbackSocket()
+    close(holder)
+    return port
 }
