@@ -67,7 +67,9 @@ struct MPRISTests {
     func everyVerb() throws {
         let bus = try PrivateSessionBus()
         let songs = try TestSongs()
-        let alpha = try songs.song("alpha.mp3", title: "Alpha", artists: ["Ann", "Bob"], album: "First", track: "3/12")
+        let alpha = try songs.song(
+            "alpha.mp3", title: "Alpha", artists: ["Ann", "Bob"], album: "First", albumArtists: ["Various", "Ann"],
+            track: "3/12")
         let beta = try songs.song("beta.mp3", title: "Beta", artists: ["Cy"])
         let gamma = try songs.song("gamma ß.mp3", title: "Gamma")
         let cover: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 20_000)
@@ -98,6 +100,7 @@ struct MPRISTests {
             let metadata = try bus.playerProperty("Metadata")
             #expect(metadata.contains("\"mpris:trackid\" o \"/org/playerd/track/"), "\(metadata)")
             #expect(metadata.contains("\"xesam:artist\" as 2 \"Ann\" \"Bob\""), "\(metadata)")
+            #expect(metadata.contains("\"xesam:albumArtist\" as 2 \"Various\" \"Ann\""), "\(metadata)")
             #expect(metadata.contains("\"mpris:length\" x "), "\(metadata)")
 
             _ = try bus.output(of: ["pause"])

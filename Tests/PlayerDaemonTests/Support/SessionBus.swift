@@ -143,7 +143,7 @@ final class TestSongs {
     @discardableResult
     func song(
         _ name: String, title: String? = nil, rawTitle: [UInt8]? = nil, artists: [String] = [], album: String? = nil,
-        track: String? = nil
+        albumArtists: [String] = [], track: String? = nil
     ) throws -> String {
         var frames: [UInt8] = []
         func frame(_ id: String, _ text: [UInt8]) {
@@ -160,6 +160,9 @@ final class TestSongs {
         }
         if let album {
             frame("TALB", Array(album.utf8))
+        }
+        if !albumArtists.isEmpty {
+            frame("TPE2", Array(albumArtists.joined(separator: "\0").utf8))
         }
         if let track {
             frame("TRCK", Array(track.utf8))
