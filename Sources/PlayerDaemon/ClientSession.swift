@@ -64,7 +64,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         if let refusal = self.server.admit(self.origin) {
-            self.logger.warning("refused a client: \(refusal)")
+            self.server.logRefusal(refusal, logger: self.logger)
             self.send(Ack(.system, refusal).line, context: context)
             context.close(promise: nil)
             self.closing = true

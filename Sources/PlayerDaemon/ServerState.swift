@@ -52,6 +52,11 @@ final class ServerState: Sendable {
     private let networkClients = Mutex<[String: Int]>([:])
     private let trimmer = HeapTrimmer()
     private let passwords = Mutex(PasswordGuard())
+    /// When a refused client was last logged, and how many were refused since without a line.
+    private let refusals = Mutex<(lastLogged: ContinuousClock.Instant?, unlogged: Int)>((nil, 0))
+
+    /// Refusals are logged at most once in this span: a flood of 1,000 connections is one line.
+    static let refusalLogInterval = Duration.seconds(10)
     let limit: Int
     /// The turns of clients with more to run than one turn allows.
     let turns: NIOLoopBoundBox<TurnTaker>
@@ -107,6 +112,23 @@ final class ServerState: Sendable {
     /// Clients connected now, local and network.
     var connected: Int {
         self.localClients.load(ordering: .relaxed) + self.networkClients.withLock { $0.values.reduce(0, +) }
+    }
+
+    /// Logs a refused client, unless one was logged within `refusalLogInterval`: then it is counted, and
+    /// the next line says how many there were.
+    func logRefusal(_ reason: String, logger: Logger) {
+        let now = ContinuousClock.now
+        let unlogged = self.refusals.withLock { state -> Int? in
+            if let last = state.lastLogged, now - last < Self.refusalLogInterval {
+                state.unlogged += 1
+                return nil
+            }
+            defer { state = (now, 0) }
+            return state.unlogged
+        }
+        guard let unlogged else { return }
+        let more = unlogged > 0 ? " (and \(unlogged) more refused since the last such line)" : ""
+        logger.warning("refused a client: \(reason)\(more)")
     }
 
     /// Notes a wrong password from `source` and says how long to wait before answering; the first time
