@@ -42,6 +42,12 @@ public protocol AudioOutput: AnyObject {
     var writableFrames: Int? { get throws(OutputError) }
     /// Frames the device's buffer holds when full; nil exactly when `writableFrames` is.
     var capacityFrames: Int? { get }
+    /// Frames the output has thrown away since it was made because whatever reads from it did not
+    /// keep up (a FIFO whose reader stalled): counted, never waited for.
+    var droppedFrames: Int { get }
+    /// A problem the output lives with while it goes on taking frames (a FIFO with no reader yet), or
+    /// nil. An output that cannot go on throws instead.
+    var problem: String? { get }
     /// Releases the device (or finishes the file). Safe to call when already closed.
     func close()
 }
@@ -51,6 +57,8 @@ extension AudioOutput {
     /// blocks for as long as it needs.
     public var writableFrames: Int? { nil }
     public var capacityFrames: Int? { nil }
+    public var droppedFrames: Int { 0 }
+    public var problem: String? { nil }
 }
 
 /// Why an output failed. Every case names the output; ALSA's come with snd_strerror's text.
