@@ -69,15 +69,24 @@ public final class ALSAOutput: AudioOutput {
         if let configuration {
             let config = try self.loadConfiguration(configuration)
             self.config = config
-            let status = snd_pcm_open_lconf(&pcm, self.device, SND_PCM_STREAM_PLAYBACK, 0, config)
+            let status = snd_pcm_open_lconf(&pcm, self.device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK, config)
             try self.checkOpen("snd_pcm_open_lconf", status)
         } else {
-            try self.checkOpen("snd_pcm_open", snd_pcm_open(&pcm, self.device, SND_PCM_STREAM_PLAYBACK, 0))
+            // Opened without blocking, so that a device another program holds fails at once with EBUSY
+            // instead of holding the audio thread until it is free; writes block again below.
+            try self.checkOpen(
+                "snd_pcm_open", snd_pcm_open(&pcm, self.device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK))
         }
         guard let pcm else {
             throw .openFailed(output: self.name, call: "snd_pcm_open", code: -ENODEV, reason: "no handle returned")
         }
         self.pcm = pcm
+        do {
+            try self.check("snd_pcm_nonblock", snd_pcm_nonblock(pcm, 0))
+        } catch {
+            self.close()
+            throw error
+        }
         do {
             try self.configure(pcm, format)
         } catch {

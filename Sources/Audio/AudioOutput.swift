@@ -71,6 +71,8 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     case callFailed(output: String, call: String, code: Int32, reason: String)
     /// The call needs an open output.
     case notOpen(output: String)
+    /// Every output the player has is disabled (MPD's words for it).
+    case noOutputEnabled
 
     /// The output the error is about.
     public var output: String {
@@ -78,6 +80,7 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
         case .openFailed(let output, _, _, _), .formatRejected(let output, _, _, _),
             .callFailed(let output, _, _, _), .notOpen(let output):
             output
+        case .noOutputEnabled: "outputs"
         }
     }
 
@@ -85,7 +88,7 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     public var code: Int32? {
         switch self {
         case .openFailed(_, _, let code, _), .callFailed(_, _, let code, _): code
-        case .formatRejected, .notOpen: nil
+        case .formatRejected, .notOpen, .noOutputEnabled: nil
         }
     }
 
@@ -99,6 +102,8 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(output): \(call) failed: \(reason)"
         case .notOpen(let output):
             "\(output): output is not open"
+        case .noOutputEnabled:
+            "All audio outputs are disabled"
         }
     }
 }

@@ -27,6 +27,15 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The plugin's name, as MPD's `outputs` gives it.
+    public var plugin: String {
+        switch self {
+        case .alsa: "alsa"
+        case .null: "null"
+        case .wav: "wav"
+        }
+    }
+
     /// The canonical string for this spec; parsing it gives the spec back.
     public var description: String {
         switch self {
@@ -59,8 +68,19 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
 public struct OutputSpecError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The string as given.
     public let text: String
+    /// What is wrong, when it is more than an unknown form.
+    public let reason: String?
+
+    /// An error about `text`; without a reason, the valid forms are listed.
+    public init(text: String, reason: String? = nil) {
+        self.text = text
+        self.reason = reason
+    }
 
     public var description: String {
-        "invalid output \"\(self.text)\": expected one of \(OutputSpec.validForms)"
+        if let reason {
+            return "invalid output \"\(self.text)\": \(reason)"
+        }
+        return "invalid output \"\(self.text)\": expected one of \(OutputSpec.validForms)"
     }
 }

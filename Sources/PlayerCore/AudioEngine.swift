@@ -7,14 +7,29 @@ import Synchronization
 
 /// The engine's settings.
 public struct EngineConfiguration: Sendable {
-    /// Makes the output; called once, on the audio thread, which then owns it.
-    public var makeOutput: @Sendable () -> any AudioOutput
+    /// The outputs, in order: the first enabled one that works leads (elapsed time and pacing follow
+    /// it); the others follow on threads of their own.
+    public var outputs: [OutputDefinition]
     /// The clock that times pauses, sleep timers and elapsed-time samples.
     public var clock: any PacingClock
     /// How much audio one decode-and-write step carries: a command waits at most about this long.
     public var periodNanoseconds: Int64
     /// The sample format decoders produce.
     public var sampleFormat: SampleFormat
+
+    /// Settings for an engine playing on `outputs`.
+    public init(
+        outputs: [OutputDefinition],
+        clock: any PacingClock = MonotonicClock(),
+        periodNanoseconds: Int64 = 20_000_000,
+        sampleFormat: SampleFormat = .signed16
+    ) {
+        precondition(!outputs.isEmpty, "an engine needs at least one output")
+        self.outputs = outputs
+        self.clock = clock
+        self.periodNanoseconds = periodNanoseconds
+        self.sampleFormat = sampleFormat
+    }
 
     /// Settings for an engine playing on the output `spec` names.
     public init(
@@ -24,8 +39,8 @@ public struct EngineConfiguration: Sendable {
         sampleFormat: SampleFormat = .signed16
     ) {
         self.init(
-            makeOutput: { spec.makeOutput() }, clock: clock, periodNanoseconds: periodNanoseconds,
-            sampleFormat: sampleFormat)
+            outputs: [OutputDefinition(ConfiguredOutput(spec: spec))], clock: clock,
+            periodNanoseconds: periodNanoseconds, sampleFormat: sampleFormat)
     }
 
     /// Settings for an engine playing on whatever output `makeOutput` makes.
@@ -35,10 +50,9 @@ public struct EngineConfiguration: Sendable {
         periodNanoseconds: Int64 = 20_000_000,
         sampleFormat: SampleFormat = .signed16
     ) {
-        self.makeOutput = makeOutput
-        self.clock = clock
-        self.periodNanoseconds = periodNanoseconds
-        self.sampleFormat = sampleFormat
+        self.init(
+            outputs: [OutputDefinition(name: "output", plugin: "custom", makeOutput: makeOutput)], clock: clock,
+            periodNanoseconds: periodNanoseconds, sampleFormat: sampleFormat)
     }
 }
 
@@ -60,7 +74,11 @@ public final class AudioEngine: Sendable {
         self.clock = configuration.clock
         let mailbox = self.mailbox
         let shared = self.shared
-        shared.published.withLock { $0 = EngineCore.status(of: context, at: configuration.clock.now()) }
+        var status = EngineCore.status(of: context, at: configuration.clock.now())
+        status.outputs = configuration.outputs.enumerated().map { id, output in
+            OutputStatus(id: id, name: output.name, plugin: output.plugin, isEnabled: output.isEnabled)
+        }
+        shared.published.withLock { $0 = status }
         let handle = startThread {
             let core = EngineCore(configuration: configuration, context: context, shared: shared)
             core.run(mailbox)
@@ -161,6 +179,12 @@ public final class AudioEngine: Sendable {
         }
     }
 
+    /// Switches output `id` (its number, from 0) on, off, or over when `enabled` is nil; one switched on
+    /// mid-song joins in step with the others. Returns false when there is no such output.
+    public func setOutput(_ id: Int, enabled: Bool?) async -> Bool {
+        (try? await self.submit { core in core.setOutput(id, enabled: enabled) }) ?? false
+    }
+
     /// Makes the audio thread look at the clock now (after a test moved a virtual clock).
     public func wake() {
         self.mailbox.post(Job(run: { _ in }, cancel: {}))
@@ -203,39 +227,19 @@ struct Job: Sendable {
     let cancel: @Sendable () -> Void
 }
 
-/// Commands waiting for the audio thread, and the condition that wakes it: a mutex and a condition
-/// variable on `CLOCK_MONOTONIC`, as MPD's player control has, so that the thread can wait for a
-/// deadline of the engine's clock and still be woken at once by a command.
+/// Commands waiting for the audio thread, and the condition that wakes it, so that the thread can wait
+/// for a deadline of the engine's clock and still be woken at once by a command.
 final class Mailbox: @unchecked Sendable {
     // @unchecked: `pending` and `closed` are only touched with `lock` held.
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private let lock = ConditionLock()
     private var pending: [Job] = []
     private var closed = false
 
-    init() {
-        self.lock = .allocate(capacity: 1)
-        self.condition = .allocate(capacity: 1)
-        pthread_mutex_init(self.lock, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(self.condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(self.condition)
-        pthread_mutex_destroy(self.lock)
-        self.condition.deallocate()
-        self.lock.deallocate()
-    }
-
     func post(_ job: Job) {
-        let accepted = self.locked {
+        let accepted = self.lock.locked {
             if self.closed { return false }
             self.pending.append(job)
-            pthread_cond_signal(self.condition)
+            self.lock.signal()
             return true
         }
         if !accepted {
@@ -244,13 +248,13 @@ final class Mailbox: @unchecked Sendable {
     }
 
     func takeAll() -> [Job] {
-        self.locked {
+        self.lock.locked {
             defer { self.pending.removeAll(keepingCapacity: true) }
             return self.pending
         }
     }
 
-    var isEmpty: Bool { self.locked { self.pending.isEmpty } }
+    var isEmpty: Bool { self.lock.locked { self.pending.isEmpty } }
 
     /// Returns when a job is waiting (at once if one already is) or `nanoseconds` have passed.
     func wait(nanoseconds: Int64) {
@@ -260,17 +264,16 @@ final class Mailbox: @unchecked Sendable {
     /// Returns when a job is waiting (at once if one already is) or `CLOCK_MONOTONIC` has reached
     /// `deadline` (nanoseconds, as `MonotonicClock` reads it).
     func wait(until deadline: Int64) {
-        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        self.locked {
+        self.lock.locked {
             while self.pending.isEmpty && !self.closed {
-                if pthread_cond_timedwait(self.condition, self.lock, &time) == ETIMEDOUT { break }
+                if !self.lock.wait(until: deadline) { break }
             }
         }
     }
 
     /// Refuses further jobs and cancels the ones still waiting.
     func close() {
-        let left = self.locked {
+        let left = self.lock.locked {
             self.closed = true
             defer { self.pending.removeAll() }
             return self.pending
@@ -278,12 +281,6 @@ final class Mailbox: @unchecked Sendable {
         for job in left {
             job.cancel()
         }
-    }
-
-    private func locked<Result>(_ body: () -> Result) -> Result {
-        pthread_mutex_lock(self.lock)
-        defer { pthread_mutex_unlock(self.lock) }
-        return body()
     }
 }
 

@@ -21,7 +21,7 @@ final class EngineCore {
     private(set) var context: PlayerContext
     private let configuration: EngineConfiguration
     private let shared: EngineShared
-    private let output: any AudioOutput
+    private let output: OutputFanOut
     private var decoder: MP3Decoder?
     private var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
     private var periodFrames = 0
@@ -45,7 +45,7 @@ final class EngineCore {
         self.configuration = configuration
         self.context = context
         self.shared = shared
-        self.output = configuration.makeOutput()
+        self.output = OutputFanOut(definitions: configuration.outputs, clock: configuration.clock)
     }
 
     deinit {
@@ -98,8 +98,16 @@ final class EngineCore {
             try? self.apply { context, now throws(PlayerError) in try context.handle(.stop, now: now) }
         }
         self.decoder = nil
-        self.output.close()
+        self.output.shutDown()
         self.running = false
+    }
+
+    /// Switches output `id` on or off (`nil`: over); false when there is no such output.
+    func setOutput(_ id: Int, enabled: Bool?) -> Bool {
+        guard self.output.hasOutput(id) else { return false }
+        self.output.setEnabled(id, enabled ?? !self.output.isEnabled(id))
+        self.publish()
+        return true
     }
 
     /// Nanoseconds into the current song that the listener hears now.
@@ -153,6 +161,7 @@ final class EngineCore {
             deadline = min(deadline, timer)
         }
         self.waitedOnFullDevice = true
+        self.output.wakeFollowers()
         if clock.isRealTime {
             mailbox.wait(until: deadline)
         } else {
@@ -327,6 +336,7 @@ final class EngineCore {
         self.publishedAt = now
         var status = Self.status(of: self.context, at: now)
         status.seekCount = self.seekCount
+        status.outputs = self.output.statuses()
         if let decoder = self.decoder, status.format != nil {
             status.heardFrames = self.heardFrames()
             status.writtenFrames = decoder.position

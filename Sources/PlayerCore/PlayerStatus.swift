@@ -49,6 +49,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var resumesAt: Int64?
     /// Counts seeks, so that observers see one even when nothing else changed.
     public var seekCount = 0
+    /// The outputs, in order.
+    public var outputs: [OutputStatus] = []
 
     /// Creates the status of a stopped player with an empty queue.
     public init() {}
@@ -91,6 +93,8 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
     public static let playlist = PlayerChanges(rawValue: 1 << 2)
     /// Repeat, random, single, consume, sleep timer.
     public static let options = PlayerChanges(rawValue: 1 << 3)
+    /// An output switched on or off, failing or back, or starting to drop frames.
+    public static let output = PlayerChanges(rawValue: 1 << 4)
 
     /// The subsystems that differ between two statuses.
     public static func between(_ old: PlayerStatus, _ new: PlayerStatus) -> PlayerChanges {
@@ -110,6 +114,11 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
             || old.consume != new.consume || old.sleepTimer != new.sleepTimer
         {
             changes.insert(.options)
+        }
+        if old.outputs.count != new.outputs.count
+            || zip(old.outputs, new.outputs).contains(where: { $0.differsNoticeably(from: $1) })
+        {
+            changes.insert(.output)
         }
         return changes
     }
