@@ -175,6 +175,7 @@ public struct CommandSpec: Sendable, Hashable {
         CommandSpec("enableoutput", arguments: 1, .admin),
         CommandSpec("disableoutput", arguments: 1, .admin),
         CommandSpec("toggleoutput", arguments: 1, .admin),
+        CommandSpec("outputset", arguments: 3, .admin),
         // The connection and what the server offers.
         CommandSpec("tagtypes", minimumArguments: 0, maximumArguments: nil, []),
         CommandSpec("config", arguments: 0, .admin),

@@ -40,6 +40,11 @@ final class ConditionLock: @unchecked Sendable {
         pthread_cond_signal(self.condition)
     }
 
+    /// Wakes every waiter. Call it with the mutex held.
+    func broadcast() {
+        pthread_cond_broadcast(self.condition)
+    }
+
     /// With the mutex held: releases it until signalled or until `CLOCK_MONOTONIC` reaches `deadline`
     /// (nanoseconds, as `MonotonicClock` reads it), then holds it again. Returns false on the deadline.
     /// Wakes may be spurious: callers check their condition in a loop.

@@ -16,6 +16,12 @@ import Audio
 final class OutputFanOut: AudioOutput {
     /// How long a failed output waits before it is tried again.
     static let retryNanoseconds: Int64 = 10_000_000_000
+    /// How long the audio thread waits for a following output's thread to end when the output is
+    /// switched off or fails: well under what the leader's buffer covers, so the leader never runs dry.
+    /// A thread that takes longer is left to end by itself.
+    static let switchOffWait: Int64 = 50_000_000
+    /// How long it waits for a following output that is to take the lead.
+    static let takeOverWait: Int64 = 200_000_000
 
     private enum Role {
         /// Enabled or not, not playing: the stream is closed, or the output is switched off.
@@ -31,7 +37,8 @@ final class OutputFanOut: AudioOutput {
     private final class Slot {
         let id: Int
         let definition: OutputDefinition
-        let output: any AudioOutput
+        /// The output; made again when a thread stuck in it had to be left behind.
+        var output: any AudioOutput
         var isEnabled: Bool
         var role: Role = .idle
         /// Frames dropped by its worker threads that have ended.
@@ -153,9 +160,10 @@ final class OutputFanOut: AudioOutput {
         case .failed:
             slot.role = .idle
         case .following(let worker):
-            slot.droppedBefore = worker.stop().droppedFrames
-            try? slot.output.drop()
-            slot.output.close()
+            if self.stopWorker(worker, of: slot) {
+                try? slot.output.drop()
+                slot.output.close()
+            }
             slot.role = .idle
         case .leading:
             try? slot.output.drop()
@@ -195,9 +203,14 @@ final class OutputFanOut: AudioOutput {
     /// A following output takes the lead, keeping what its device and its ring hold (as much as its
     /// device's buffer), so that it plays on without a gap. False if it failed meanwhile.
     private func takeOver(_ slot: Slot, from worker: OutputWorker, format: AudioFormat) -> Bool {
-        let (frames, dropped) = worker.stop()
-        slot.droppedBefore = dropped
+        let frames = worker.stop(waitingAtMost: Self.takeOverWait)
+        slot.droppedBefore = frames.droppedFrames
         slot.role = .idle
+        if frames.abandoned {
+            slot.output = slot.definition.makeOutput()
+            self.markFailed(slot, .callFailed(output: slot.output.name, call: "playing", code: 0, reason: "stuck"))
+            return false
+        }
         if let error = worker.failureReason {
             self.markFailed(slot, error)
             return false
@@ -213,15 +226,29 @@ final class OutputFanOut: AudioOutput {
             return false
         }
         let kept = (slot.output.capacityFrames ?? Int.max / format.bytesPerFrame) * format.bytesPerFrame
-        self.pending = frames.count > kept ? Array(frames.suffix(kept)) : frames
+        self.pending = frames.frames.count > kept ? Array(frames.frames.suffix(kept)) : frames.frames
         self.pendingStart = 0
         self.takeLead(slot)
         return true
     }
 
+    /// Stops a slot's thread; false when it had to be left behind stuck in the output, which the slot
+    /// then replaces with a new one.
+    private func stopWorker(_ worker: OutputWorker, of slot: Slot, waitingAtMost timeout: Int64 = switchOffWait)
+        -> Bool
+    {
+        let result = worker.stop(waitingAtMost: timeout)
+        slot.droppedBefore = result.droppedFrames
+        if result.abandoned {
+            slot.output = slot.definition.makeOutput()
+            return false
+        }
+        return true
+    }
+
     private func markFailed(_ slot: Slot, _ error: OutputError) {
         if case .following(let worker) = slot.role {
-            slot.droppedBefore = worker.stop().droppedFrames
+            _ = self.stopWorker(worker, of: slot)
         }
         slot.output.close()
         let retryAt = self.clock.now() + Self.retryNanoseconds
@@ -434,7 +461,7 @@ final class OutputFanOut: AudioOutput {
         self.close()
         for slot in self.slots {
             if case .following(let worker) = slot.role {
-                _ = worker.stop()
+                _ = self.stopWorker(worker, of: slot, waitingAtMost: 2_000_000_000)
             }
             slot.output.close()
             slot.role = .idle

@@ -29,7 +29,7 @@ final class OutputWorker: @unchecked Sendable {
 
     /// How much audio the ring holds, at most: enough for a leading output's refill burst and a
     /// following device's whole buffer, several times over.
-    static let ringBytes = 1 << 20
+    static let ringBytes = 1 << 19
     /// How much the thread copies out of the ring for one write.
     private static let chunkBytes = 64 * 1024
 
@@ -49,6 +49,8 @@ final class OutputWorker: @unchecked Sendable {
     private var stopRequested = false
     private var waitingForData = false
     private var failure: OutputError?
+    private var finished = false
+    private var abandoned = false
     private var ringDropped = 0
     private var outputDropped = 0
     private var outputProblem: String?
@@ -62,7 +64,10 @@ final class OutputWorker: @unchecked Sendable {
         self.ringDropped = droppedBefore
         self.ring = .allocate(byteCount: Self.ringBytes, alignment: 16)
         let box = UncheckedBox(self)
-        self.thread = startThread { box.value.run() }
+        self.thread = startThread {
+            box.value.run()
+            box.value.finish()
+        }
     }
 
     deinit {
@@ -165,23 +170,34 @@ final class OutputWorker: @unchecked Sendable {
         self.lock.locked { (self.ringDropped + self.outputDropped, self.outputProblem) }
     }
 
-    /// Ends the thread and waits for it. The output is then the caller's, as the thread left it
-    /// (open or closed). Returns the queued frames if nothing but frames was queued, so that an
-    /// output taking the lead can play them before anything new.
-    func stop() -> (frames: [UInt8], droppedFrames: Int) {
-        self.lock.locked {
+    /// Ends the thread and waits for it, `timeout` nanoseconds at most. The output is then the caller's, as the thread left
+    /// it (open or closed), and `frames` holds the queued frames if nothing but frames was queued, so
+    /// that an output taking the lead can play them before anything new. A thread stuck in its output
+    /// (a write into a pipe nobody reads) is left behind instead (`abandoned`): it closes its output
+    /// itself whenever the call returns, and the caller must not touch that output again. The audio
+    /// thread never hangs on an output, as MPD's did on `disableoutput`.
+    func stop(waitingAtMost timeout: Int64) -> (frames: [UInt8], droppedFrames: Int, abandoned: Bool) {
+        let deadline = MonotonicClock().now() + timeout
+        let finished = self.lock.locked {
             self.stopRequested = true
-            self.lock.signal()
+            self.lock.broadcast()
+            while !self.finished {
+                if !self.lock.wait(until: deadline) && !self.finished {
+                    self.abandoned = true
+                    return false
+                }
+            }
+            return true
         }
         if let thread = self.thread {
-            pthread_join(thread, nil)
+            if finished { pthread_join(thread, nil) } else { pthread_detach(thread) }
             self.thread = nil
         }
         return self.lock.locked {
             let left = self.items[self.head...]
             let onlyFrames = left.allSatisfy { if case .frames = $0 { true } else { false } }
             var bytes: [UInt8] = []
-            if onlyFrames && self.failure == nil {
+            if finished && onlyFrames && self.failure == nil {
                 bytes.reserveCapacity(self.ringCount)
                 var start = self.ringStart
                 var count = self.ringCount
@@ -192,7 +208,20 @@ final class OutputWorker: @unchecked Sendable {
                     count -= run
                 }
             }
-            return (bytes, self.ringDropped + self.outputDropped)
+            return (bytes, self.ringDropped + self.outputDropped, !finished)
+        }
+    }
+
+    /// The thread's last act: says it is done, and closes the output if it was left behind.
+    private func finish() {
+        let abandoned = self.lock.locked {
+            self.finished = true
+            self.lock.broadcast()
+            return self.abandoned
+        }
+        if abandoned {
+            try? self.output.drop()
+            self.output.close()
         }
     }
 

@@ -57,9 +57,10 @@ enum Commands {
         add("consume", .deferred(setMode))
         // Outputs.
         add("outputs", .immediate(outputs))
-        add("enableoutput", .immediate(enableOutput))
-        add("disableoutput", .immediate(disableOutput))
-        add("toggleoutput", .immediate(disableOutput))
+        add("enableoutput", .deferred { service, call throws(Ack) in try await switchOutput(true, service, call) })
+        add("disableoutput", .deferred { service, call throws(Ack) in try await switchOutput(false, service, call) })
+        add("toggleoutput", .deferred { service, call throws(Ack) in try await switchOutput(nil, service, call) })
+        add("outputset", .immediate(setOutputAttribute))
         // The connection and what the server offers.
         add("tagtypes", .immediate(tagTypes))
         add("config", .immediate(config))
@@ -528,33 +529,6 @@ enum Commands {
         call.response.field("uptime", Int((service.engine.now() - service.startedAt) / 1_000_000_000))
         call.response.field("db_playtime", library.playtime)
         call.response.field("db_update", Int(library.lastUpdate))
-    }
-
-    private static func outputs(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
-        let spec = service.configuration.output
-        call.response.field("outputid", 0)
-        call.response.field("outputname", spec.description)
-        let plugin =
-            switch spec {
-            case .alsa: "alsa"
-            case .null: "null"
-            case .wav: "wav"
-            }
-        call.response.field("plugin", plugin)
-        call.response.field("outputenabled", 1)
-    }
-
-    private static func enableOutput(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
-        guard try Argument.unsigned(call.argument(0)) == 0 else {
-            throw Ack(.noExist, "No such audio output", command: call.name)
-        }
-    }
-
-    private static func disableOutput(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
-        guard try Argument.unsigned(call.argument(0)) == 0 else {
-            throw Ack(.noExist, "No such audio output", command: call.name)
-        }
-        throw Ack(.argument, "playerd plays on one output, which stays enabled", command: call.name)
     }
 
     private static func tagTypes(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {

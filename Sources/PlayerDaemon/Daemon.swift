@@ -40,13 +40,25 @@ public final class Daemon: Sendable {
                 maximumQueueLength: configuration.maximumQueueLength)
         }
         // Said before the socket answers, so that whoever connects first finds it in the log.
-        do {
-            try configuration.output.checkAvailable()
-        } catch {
-            // playerd still starts: the device may come (USB, a suspended card), and clients must be
-            // able to connect to learn why nothing plays.
-            let advice = "every play will fail until it opens (no sound card? start playerd with --output null)"
-            logger.warning("\(error); \(advice)")
+        for output in configuration.outputs {
+            do {
+                try output.spec.checkAvailable()
+            } catch {
+                // playerd still starts: the device may come (USB, a suspended card), and clients must be
+                // able to connect to learn why nothing plays.
+                let advice =
+                    configuration.outputs.count > 1
+                    ? "it is tried again every 10 seconds while the others play"
+                    : "every play will fail until it opens (no sound card? start playerd with --output null)"
+                logger.warning("\(error); \(advice)")
+            }
+        }
+        var configuration = configuration
+        for saved in saved?.outputs ?? [] {
+            // An output that has gone from the configuration is forgotten; a new one keeps its own setting.
+            if let index = configuration.outputs.firstIndex(where: { $0.name == saved.name }) {
+                configuration.outputs[index].startsEnabled = saved.isEnabled
+            }
         }
         let service = PlayerService(configuration: configuration, context: context, logger: logger)
         self.service = service

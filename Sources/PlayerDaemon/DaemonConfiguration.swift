@@ -8,8 +8,8 @@ public struct DaemonConfiguration: Sendable {
     public var socketPath: String
     /// The socket file's permission bits (0600 by default: only the daemon's user may connect).
     public var socketMode: UInt32 = 0o600
-    /// The output the player plays on.
-    public var output: OutputSpec = .alsa(device: "default")
+    /// The outputs the player plays on, all at once; the first enabled one that works sets the pace.
+    public var outputs: [ConfiguredOutput] = [ConfiguredOutput(spec: .alsa(device: "default"))]
     /// Where relative paths in `add` resolve; nil when none is configured.
     public var musicDirectory: String?
     /// The library's database file; nil turns the library off (`--library none`).

@@ -74,19 +74,24 @@ public final class PlayerService: Sendable {
                 maximumLength: configuration.maximumQueueLength)
         }
         let engine = AudioEngine(
-            configuration: EngineConfiguration(output: configuration.output),
+            configuration: EngineConfiguration(outputs: configuration.outputs.map(OutputDefinition.init)),
             context: context
                 ?? PlayerContext(
                     queue: Queue(maximumLength: configuration.maximumQueueLength),
                     releasesOutputOnPause: configuration.releasesOutputOnPause))
         self.engine = engine
         self.startedAt = engine.now()
+        let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
         engine.observe { changes in
+            if changes.contains(.output) {
+                outputLog.note(engine.status.outputs)
+            }
             var subsystems: Set<IdleSubsystem> = []
             if changes.contains(.player) { subsystems.insert(.player) }
             if changes.contains(.mixer) { subsystems.insert(.mixer) }
             if changes.contains(.playlist) { subsystems.insert(.playlist) }
             if changes.contains(.options) { subsystems.insert(.options) }
+            if changes.contains(.output) { subsystems.insert(.output) }
             hub.broadcast(subsystems)
         }
     }

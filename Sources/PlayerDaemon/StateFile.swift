@@ -28,6 +28,8 @@ public struct SavedState: Sendable, Equatable {
     public var single: SingleMode = .off
     /// Consume mode.
     public var consume = false
+    /// Which outputs were switched on, by name, in the daemon's order.
+    public var outputs: [SavedOutput] = []
 
     /// An empty state: nothing queued, stopped, full volume.
     public init() {}
@@ -54,6 +56,9 @@ public struct SavedState: Sendable, Equatable {
         lines.append("single: \(self.single.rawValue)")
         lines.append("consume: \(self.consume ? 1 : 0)")
         lines.append("state: \(self.state.rawValue)")
+        for output in self.outputs {
+            lines.append("output: \(output.isEnabled ? 1 : 0):\(output.name)")
+        }
         if let current = self.current {
             lines.append("current: \(current)")
             lines.append("elapsed: \(ResponseSeconds.format(self.elapsed))")
@@ -93,6 +98,13 @@ public struct SavedState: Sendable, Equatable {
             }
             switch key {
             case "song": self.paths.append(value)
+            case "output":
+                guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag)
+                else {
+                    throw .corrupt(reason: "line \(index + 1): output must be 0 or 1, a colon and the output's name")
+                }
+                self.outputs.append(
+                    SavedOutput(name: String(value[value.index(after: colon)...]), isEnabled: flag == 1))
             case "volume":
                 guard let volume = Int(value), (0...100).contains(volume) else {
                     throw .corrupt(reason: "line \(index + 1): volume must be 0 to 100")
@@ -130,6 +142,20 @@ public struct SavedState: Sendable, Equatable {
         if let current = self.current, current >= self.paths.count {
             throw .corrupt(reason: "the current position \(current) is past the \(self.paths.count) songs")
         }
+    }
+}
+
+/// Whether an output was switched on, remembered by its name (MPD's `audio_device_state`).
+public struct SavedOutput: Sendable, Equatable {
+    /// The output's name.
+    public var name: String
+    /// Whether it was on.
+    public var isEnabled: Bool
+
+    /// An output's remembered switch.
+    public init(name: String, isEnabled: Bool) {
+        self.name = name
+        self.isEnabled = isEnabled
     }
 }
 

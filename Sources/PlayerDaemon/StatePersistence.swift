@@ -172,6 +172,7 @@ final class StatePersistence: Sendable {
             state.single = queue.single
             state.consume = queue.consume
             let status = engine.status
+            state.outputs = status.outputs.map { SavedOutput(name: $0.name, isEnabled: $0.isEnabled) }
             state.elapsed = state.state == .stop ? 0 : status.elapsed(at: engine.now())
             return (state, [])
         }

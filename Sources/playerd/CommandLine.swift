@@ -19,6 +19,8 @@ struct OptionSpec {
     let help: String
     /// Whether it may be given more than once (every value is kept).
     var repeatable = false
+    /// What separates a repeatable option's values in its environment variable; nil for white space.
+    var environmentSeparator: Character?
 }
 
 /// What the command line and the environment asked for; nil where neither said anything.
@@ -29,7 +31,10 @@ struct CommandLineOptions {
             name: "socket-mode", value: "mode", environment: "PLAYERD_SOCKET_MODE",
             help: "The socket file's mode, in octal (default 600)."),
         OptionSpec(
-            name: "output", value: "output", environment: "PLAYERD_OUTPUT", help: "Where to play (default alsa)."),
+            name: "output", value: "output", environment: "PLAYERD_OUTPUT",
+            help:
+                "Where to play (default alsa); repeatable: every output plays at once, the first enabled one sets the pace. Attributes after the spec: name=NAME, enabled=no (env: several, separated by ;).",
+            repeatable: true, environmentSeparator: ";"),
         OptionSpec(
             name: "music-dir", value: "path", environment: "PLAYERD_MUSIC_DIR",
             help:
@@ -131,7 +136,13 @@ struct CommandLineOptions {
             if let value = environment[spec.environment] {
                 self.values[spec.name] = value
                 if spec.repeatable {
-                    self.repeated[spec.name] = value.split(whereSeparator: \.isWhitespace).map(String.init)
+                    let values =
+                        if let separator = spec.environmentSeparator {
+                            value.split(separator: separator).map { $0.trimmingWhiteSpace() }.filter { !$0.isEmpty }
+                        } else {
+                            value.split(whereSeparator: \.isWhitespace).map(String.init)
+                        }
+                    self.repeated[spec.name] = values
                 }
             }
         }
@@ -150,7 +161,7 @@ struct CommandLineOptions {
             OVERVIEW: The playerd music daemon: plays MP3 through ALSA, controlled over an MPD-protocol socket.
 
             Every option can also be set through its environment variable, which the command line overrides.
-            Outputs: \(OutputSpec.validForms).
+            Outputs: \(OutputSpec.validForms), each optionally followed by \(ConfiguredOutput.attributeForms).
 
             USAGE: playerd [options]
 
@@ -190,4 +201,11 @@ struct Environment {
     }
 
     subscript(name: String) -> String? { self.values[name] }
+}
+
+extension Substring {
+    /// The text without the white space around it.
+    fileprivate func trimmingWhiteSpace() -> String {
+        String(self.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
 }

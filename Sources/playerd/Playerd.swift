@@ -54,7 +54,9 @@ enum Playerd {
             logger.error("\(error)")
             exit(1)
         }
-        logger.info("listening on \(daemon.server.places.joined(separator: ", ")), playing on \(configuration.output)")
+        logger.info(
+            "listening on \(daemon.server.places.joined(separator: ", ")), playing on \(configuration.outputs.map(\.description).joined(separator: ", "))"
+        )
         let mpris = exportsMPRIS ? Self.startMPRIS(daemon: daemon, logger: logger) : nil
         daemon.runUntilSignalled(beforeShutdown: { mpris?.stop() })
     }
@@ -70,7 +72,11 @@ enum Playerd {
             configuration.socketMode = value
         }
         do {
-            configuration.output = try OutputSpec(parsing: options["output"] ?? "alsa")
+            let specs = options.all("output")
+            configuration.outputs = try (specs.isEmpty ? ["alsa"] : specs).map { (text) throws(OutputSpecError) in
+                try ConfiguredOutput(parsing: text)
+            }
+            try ConfiguredOutput.checkList(configuration.outputs)
         } catch {
             throw UsageError(error.description)
         }

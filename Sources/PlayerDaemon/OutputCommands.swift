@@ -1,0 +1,102 @@
+import ControlProtocol
+import Dispatch
+import Logging
+import PlayerCore
+import Synchronization
+
+/// MPD's output commands, answered as MPD answers them.
+extension Commands {
+    /// `outputs`: each output's number, name, plugin and switch. An output that failed, or that plays
+    /// while putting up with something (a FIFO nobody reads), says so in an `error` attribute; one that
+    /// could not keep up says how many frames it dropped. MPD clients show attributes as they are (mpc
+    /// prints them); healthy outputs have none, as MPD's null and fifo outputs have none.
+    static func outputs(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        for output in service.engine.status.outputs {
+            call.response.field("outputid", output.id)
+            call.response.field("outputname", output.name)
+            call.response.field("plugin", output.plugin)
+            call.response.field("outputenabled", output.isEnabled ? 1 : 0)
+            if let problem = output.problem {
+                call.response.field("attribute", "error=\(problem)")
+            }
+            if output.droppedFrames > 0 {
+                call.response.field("attribute", "dropped_frames=\(output.droppedFrames)")
+            }
+        }
+    }
+
+    /// `enableoutput`, `disableoutput`, `toggleoutput` (`enabled` nil).
+    static func switchOutput(_ enabled: Bool?, _ service: PlayerService, _ call: CommandCall) async throws(Ack)
+        -> CommandCall
+    {
+        let id = try Argument.unsigned(call.argument(0))
+        guard await service.engine.setOutput(id, enabled: enabled) else {
+            throw Ack(.noExist, "No such audio output", command: call.name)
+        }
+        return call
+    }
+
+    /// `outputset ID NAME VALUE`: none of playerd's outputs has a run-time attribute to set; the two
+    /// attributes `outputs` may show are reports, not settings.
+    static func setOutputAttribute(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
+        let id = try Argument.unsigned(call.argument(0))
+        guard id < service.engine.status.outputs.count else {
+            throw Ack(.noExist, "No such audio output", command: call.name)
+        }
+        let name = call.arguments[1]
+        let isNameCharacter = { (scalar: Unicode.Scalar) in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_")
+        }
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy(isNameCharacter) else {
+            throw Ack(.argument, "Illegal attribute name", command: call.name)
+        }
+        throw Ack(.argument, "Unsupported attribute", command: call.name)
+    }
+}
+
+/// Says in the log what happens to the outputs: switched on or off, failing and back, a problem
+/// appearing or going, the first frames one drops. Once for each change, off the audio thread.
+final class OutputLog: Sendable {
+    private let last: Mutex<[OutputStatus]>
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "playerd.output-log")
+
+    init(initial: [OutputStatus], logger: Logger) {
+        self.last = Mutex(initial)
+        self.logger = logger
+    }
+
+    /// Logs how `outputs` differ from the ones logged last.
+    func note(_ outputs: [OutputStatus]) {
+        self.queue.async {
+            let previous = self.last.withLock { last in
+                defer { last = outputs }
+                return last
+            }
+            for (old, new) in zip(previous, outputs) {
+                self.log(from: old, to: new)
+            }
+        }
+    }
+
+    private func log(from old: OutputStatus, to new: OutputStatus) {
+        let name = "output \"\(new.name)\""
+        if old.isEnabled != new.isEnabled {
+            self.logger.info("\(name) \(new.isEnabled ? "enabled" : "disabled")")
+        }
+        if new.hasFailed && !old.hasFailed {
+            self.logger.error(
+                "\(name) failed: \(new.problem ?? "no reason given"); tried again every 10 seconds, while the others play on"
+            )
+        } else if old.hasFailed && !new.hasFailed && new.isEnabled {
+            self.logger.notice("\(name) plays again")
+        } else if !new.hasFailed, new.problem != old.problem, let problem = new.problem {
+            self.logger.warning("\(name): \(problem)")
+        }
+        if old.droppedFrames == 0 && new.droppedFrames > 0 {
+            self.logger.warning(
+                "\(name) cannot keep up: it drops the audio that does not fit in its buffer (counted in `outputs`) and catches up"
+            )
+        }
+    }
+}
