@@ -16,6 +16,8 @@ public struct EngineConfiguration: Sendable {
     public var periodNanoseconds: Int64
     /// The sample format decoders produce.
     public var sampleFormat: SampleFormat
+    /// How long an output that failed waits before it is tried again (while others play).
+    public var outputRetryNanoseconds: Int64 = 10_000_000_000
 
     /// Settings for an engine playing on `outputs`.
     public init(

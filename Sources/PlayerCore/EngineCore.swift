@@ -45,7 +45,9 @@ final class EngineCore {
         self.configuration = configuration
         self.context = context
         self.shared = shared
-        self.output = OutputFanOut(definitions: configuration.outputs, clock: configuration.clock)
+        self.output = OutputFanOut(
+            definitions: configuration.outputs, clock: configuration.clock,
+            retryNanoseconds: configuration.outputRetryNanoseconds)
     }
 
     deinit {

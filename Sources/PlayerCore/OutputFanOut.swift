@@ -14,8 +14,6 @@ import Audio
 
 /// The engine's outputs as one. Confined to the audio thread.
 final class OutputFanOut: AudioOutput {
-    /// How long a failed output waits before it is tried again.
-    static let retryNanoseconds: Int64 = 10_000_000_000
     /// How long the audio thread waits for a following output's thread to end when the output is
     /// switched off or fails: well under what the leader's buffer covers, so the leader never runs dry.
     /// A thread that takes longer is left to end by itself.
@@ -71,10 +69,14 @@ final class OutputFanOut: AudioOutput {
     /// The leader's room after the last write: room found larger later means it played something.
     private var leadRoomAfterWrite = 0
 
-    init(definitions: [OutputDefinition], clock: any PacingClock) {
+    /// How long a failed output waits before it is tried again.
+    private let retryNanoseconds: Int64
+
+    init(definitions: [OutputDefinition], clock: any PacingClock, retryNanoseconds: Int64) {
         precondition(!definitions.isEmpty, "an engine needs at least one output")
         self.slots = definitions.enumerated().map { Slot(id: $0.offset, definition: $0.element) }
         self.clock = clock
+        self.retryNanoseconds = retryNanoseconds
     }
 
     var name: String { self.lead?.output.name ?? "outputs" }
@@ -251,7 +253,7 @@ final class OutputFanOut: AudioOutput {
             _ = self.stopWorker(worker, of: slot)
         }
         slot.output.close()
-        let retryAt = self.clock.now() + Self.retryNanoseconds
+        let retryAt = self.clock.now() + self.retryNanoseconds
         slot.role = .failed(error, retryAt: retryAt)
         self.nextRetry = min(self.nextRetry ?? retryAt, retryAt)
         if self.lead === slot {
@@ -356,9 +358,10 @@ final class OutputFanOut: AudioOutput {
         guard let format = self.format else { throw .notOpen(output: self.name) }
         self.retryFailed()
         try self.ensureLead()
-        try self.flushPending(room: nil)
         while let lead = self.lead {
             do throws(OutputError) {
+                // What a new leader still owed plays first (it waits for room only after a failover).
+                try self.flushPending(room: nil)
                 try lead.output.write(frames)
                 break
             } catch {
