@@ -184,7 +184,8 @@ struct OutputsTests {
             let unknown = try Self.playerctl(daemon, "outputs", "enable", "Attic")
             #expect(unknown.status == 1)
             #expect(
-                unknown.stderr == "no output is named or numbered \"Attic\"; there are \"Speakers\", \"Living Room\"\n")
+                unknown.stderr
+                    == "playerctl: no output is named or numbered \"Attic\"; there are \"Speakers\", \"Living Room\"\n")
             #expect(try Self.playerctl(daemon, "outputs", "enable").status == 2)
         }
     }
