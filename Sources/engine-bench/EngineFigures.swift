@@ -1,13 +1,29 @@
 import Audio
 import PlayerCore
 
-/// An engine with one file queued, on a null output wrapped in a `TimingOutput`.
-func makeEngine(file: String, paced: Bool, probe: Probe = Probe()) throws -> AudioEngine {
+/// An engine with one file queued, on a null output wrapped in a `TimingOutput`, followed by `others`.
+func makeEngine(
+    file: String, paced: Bool, probe: Probe = Probe(), others: [OutputDefinition] = []
+) throws -> AudioEngine {
     var queue = Queue()
     try queue.add([file])
-    let configuration = EngineConfiguration(
-        makeOutput: { TimingOutput(inner: NullOutput(paced: paced), probe: probe) }, clock: MonotonicClock())
+    let lead = OutputDefinition(
+        name: "timed", plugin: "null", makeOutput: { TimingOutput(inner: NullOutput(paced: paced), probe: probe) })
+    let configuration = EngineConfiguration(outputs: [lead] + others, clock: MonotonicClock())
     return AudioEngine(configuration: configuration, context: PlayerContext(queue: queue))
+}
+
+/// The outputs that follow the timed one in a CPU run: `one` none, `two` a second paced null output
+/// (the cost of one more output), `stalled:SPEC` an output the caller has made stall (a FIFO or a WAV
+/// into a pipe nobody reads), to show it changes nothing for the leader.
+func followers(_ setup: String) throws -> [OutputDefinition] {
+    switch setup {
+    case "one": return []
+    case "two": return [OutputDefinition(ConfiguredOutput(spec: .null(paced: true), name: "second"))]
+    case let text where text.hasPrefix("stalled:"):
+        return [OutputDefinition(try ConfiguredOutput(parsing: String(text.dropFirst("stalled:".count))))]
+    default: fail("unknown outputs \"\(setup)\": one, two or stalled:SPEC")
+    }
 }
 
 /// The engine's play states as they change, woken by the engine's own reports (no polling).
@@ -69,11 +85,13 @@ func measureEngineLatency(file: String, iterations: Int) async throws {
     try await engine.handle(.stop)
 }
 
-/// CPU of real-time playback: the engine plays `file` to its end on the paced null output. Prints
-/// `cpu WALL_S USER_S SYS_S VOLUNTARY_SWITCHES UNDERRUNS` for the whole process over the playback.
-func measureEngineCPU(file: String) async throws {
+/// CPU of real-time playback: the engine plays `file` to its end on the paced null output, followed by
+/// `others`. Prints `cpu WALL_S USER_S SYS_S VOLUNTARY_SWITCHES UNDERRUNS LEAST_QUEUED_MS DROPPED` for the
+/// whole process over the playback: UNDERRUNS and LEAST_QUEUED_MS (the least audio the leader's device
+/// held when a write came) are the leader's timing; DROPPED counts what the followers dropped.
+func measureEngineCPU(file: String, others: [OutputDefinition] = []) async throws {
     let probe = Probe()
-    let engine = try makeEngine(file: file, paced: true, probe: probe)
+    let engine = try makeEngine(file: file, paced: true, probe: probe, others: others)
     defer { engine.shutdown() }
     let states = stateChanges(of: engine)
     let before = ProcessUsage.now()
@@ -87,7 +105,9 @@ func measureEngineCPU(file: String) async throws {
     let wall = monotonic.now() - start
     let after = ProcessUsage.now()
     if let error = engine.status.error { fail("playback failed: \(error)") }
-    print(cpuLine(wall: wall, before, after) + " \(probe.underruns)")
+    let dropped = engine.status.outputs.dropFirst().map(\.droppedFrames).reduce(0, +)
+    let leastQueued = Double(probe.leastQueuedFrames) * 1000 / Double(engine.status.format?.sampleRate ?? 44100)
+    print(cpuLine(wall: wall, before, after) + " \(probe.underruns) \(Int(leastQueued)) \(dropped)")
 }
 
 /// `cpu WALL_S USER_S SYS_S VOLUNTARY_SWITCHES` between two samples of a process's usage.

@@ -33,9 +33,19 @@ final class Probe: Sendable {
 
     private let state = Mutex(State())
     private let underrunCount = Atomic<Int>(0)
+    private let leastQueued = Atomic<Int>(Int.max)
 
     /// Writes that found the device had run dry since the previous one: the listener heard a gap.
     var underruns: Int { self.underrunCount.load(ordering: .relaxed) }
+
+    /// The least audio the device still held when a write came, in frames: how close the writer came
+    /// to letting it run dry. A writer held up by anything (another output, say) shows here first.
+    var leastQueuedFrames: Int { self.leastQueued.load(ordering: .relaxed) }
+
+    /// Called by the output with what the device still held at a write.
+    func noteQueued(_ frames: Int) {
+        _ = self.leastQueued.min(frames, ordering: .relaxed)
+    }
 
     /// Called by the output when a write finds the device run dry.
     func noteUnderrun() {
@@ -116,8 +126,10 @@ final class TimingOutput: AudioOutput {
 
     func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
         self.probe.note(.write, at: self.clock.now())
-        if self.primed && self.inner.delayFrames == 0 && self.inner.capacityFrames != nil {
-            self.probe.noteUnderrun()
+        if self.primed && self.inner.capacityFrames != nil {
+            let queued = self.inner.delayFrames
+            if queued == 0 { self.probe.noteUnderrun() }
+            self.probe.noteQueued(queued)
         }
         self.primed = true
         try self.inner.write(frames)

@@ -8,7 +8,9 @@
 
 let usage = """
     usage: engine-bench latency FILE [ITERATIONS]     play/pause/seek to effect at the output (ms)
-           engine-bench cpu FILE                      CPU while playing FILE in real time to its end
+           engine-bench cpu FILE [one|two|stalled:SPEC]
+                                                      CPU while playing FILE in real time to its end, on
+                                                      one null output, two, or one beside a stalled SPEC
            engine-bench memory FILE [SECONDS]         RSS idle, playing in real time, playing unpaced (kB)
            engine-bench mpd-latency SOCKET FIFO SONG [ITERATIONS]
                                                       mpd's play/pause to effect on its fifo output (ms)
@@ -37,7 +39,8 @@ do {
     case "latency":
         try await measureEngineLatency(file: argument(2), iterations: number(3, fallback: 200))
     case "cpu":
-        try await measureEngineCPU(file: argument(2))
+        try await measureEngineCPU(
+            file: argument(2), others: try followers(CommandLine.arguments.count > 3 ? argument(3) : "one"))
     case "memory":
         try await measureEngineMemory(file: argument(2), seconds: number(3, fallback: 10))
     case "mpd-latency":

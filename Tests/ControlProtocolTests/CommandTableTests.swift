@@ -103,7 +103,7 @@ struct CommandTableTests {
         let names = """
             status currentsong play playid pause stop next previous seek seekid seekcur setvol volume getvol add \
             addid delete deleteid move moveid clear playlistinfo playlistid plchanges plchangesposid repeat \
-            random single consume tagtypes config outputs enableoutput disableoutput toggleoutput stats commands \
+            random single consume tagtypes config outputs enableoutput disableoutput toggleoutput outputset stats commands \
             notcommands urlhandlers decoders ping close password idle noidle replay_gain_status crossfade \
             mixrampdb mixrampdelay listplaylists lsinfo list find search update rescan listall listallinfo \
             listfiles findadd searchadd searchaddpl count listplaylist listplaylistinfo load save playlistadd \
@@ -114,7 +114,7 @@ struct CommandTableTests {
         let expected: [(String, Int, Int?, Permission)] = [
             ("status", 0, 0, .read), ("play", 0, 1, .player), ("seek", 2, 2, .player), ("add", 1, 2, .add),
             ("plchanges", 1, 2, .read), ("tagtypes", 0, nil, []), ("config", 0, 0, .admin),
-            ("enableoutput", 1, 1, .admin), ("close", 0, nil, []), ("password", 1, 1, []),
+            ("enableoutput", 1, 1, .admin), ("outputset", 3, 3, .admin), ("close", 0, nil, []), ("password", 1, 1, []),
             ("idle", 0, nil, .read), ("find", 1, nil, .read), ("lsinfo", 0, 1, .read), ("volume", 1, 1, .player),
             ("update", 0, 1, .control), ("save", 1, 2, .control),
         ]
