@@ -68,6 +68,8 @@ MEMORY_SECONDS=${BENCH_MEMORY_SECONDS:-10}
 CPU_ROUNDS=${BENCH_CPU_ROUNDS:-5}
 SHORT_SECONDS=60
 LONG_SECONDS=600
+# The output that stalls in B: a WAV written into a FIFO nobody reads (its writes block for good).
+STALLED_SPEC=wav:
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BENCH_NAME=bench-engine
@@ -209,6 +211,15 @@ if [[ -n $MPD ]]; then
     mpd_stop
 fi
 
+log "B: CPU with a second (null) output, and beside a stalled output (~2 x ${SHORT_SECONDS} s)"
+run "$ENGINE_BENCH" cpu "$SHORT_FILE" two >"$TMP/cpu-two"
+# A FIFO this script holds open for reading and never reads: once its pipe is full, the output
+# writing into it can put nothing more in, as when snapserver stops reading.
+mkfifo "$TMP/stalled"
+exec {stall_fd}<>"$TMP/stalled"
+run "$ENGINE_BENCH" cpu "$SHORT_FILE" "stalled:$STALLED_SPEC$TMP/stalled,name=stalled" >"$TMP/cpu-stalled"
+exec {stall_fd}>&-
+
 # --- C: memory --------------------------------------------------------------
 log "C: engine memory (idle, ${MEMORY_SECONDS} s playing, the whole 10-minute file unpaced)"
 run "$ENGINE_BENCH" memory "$LONG_FILE" "$MEMORY_SECONDS" >"$TMP/memory"
@@ -228,10 +239,11 @@ for command in play pause seek; do
     done
 done
 
-# cpu_figures FILE: "percent switches-per-second wall underruns" from a line
-# "cpu WALL USER SYS SWITCHES UNDERRUNS".
+# cpu_figures FILE: "percent switches-per-second wall underruns least-queued-ms dropped" from a line
+# "cpu WALL USER SYS SWITCHES UNDERRUNS LEAST_QUEUED_MS DROPPED" (mpd's lines end after SWITCHES).
 cpu_figures() {
-    awk '$1 == "cpu" { printf "%.3f %.1f %.3f %s\n", 100 * ($3 + $4) / $2, $5 / $2, $2, $6 }' "$1" 2>/dev/null
+    awk '$1 == "cpu" { printf "%.3f %.1f %.3f %s %s %s\n", 100 * ($3 + $4) / $2, $5 / $2, $2, $6, $7, $8 }' \
+        "$1" 2>/dev/null
 }
 read -r cpu_mine wake_mine wall_mine underruns < <(cpu_figures "$TMP/cpu" || true) || true
 read -r cpu_peer wake_peer _ _ < <(cpu_figures "$TMP/mpd-usage" || true) || true
@@ -241,6 +253,15 @@ paced_mpg123=$(awk '{ printf "%.3f\n", 100 * ($2 + $3) / $1 }' "$TMP/mpg123-pace
 ROWS+=("B playback CPU vs mpg123 paced, %|$cpu_mine|$paced_mpg123|$(ratio "$cpu_mine" "$paced_mpg123")")
 ROWS+=("B playback CPU vs decode floor, %|$cpu_mine|$(fmt %.3f "$floor")|$(ratio "$cpu_mine" "${floor%% *}")")
 ROWS+=("B wake-ups per second|$wake_mine|$wake_peer|$(ratio "$wake_mine" "$wake_peer")")
+read -r _ _ _ _ queued_one _ < <(cpu_figures "$TMP/cpu" || true) || true
+read -r cpu_two wake_two _ underruns_two _ _ < <(cpu_figures "$TMP/cpu-two" || true) || true
+read -r cpu_stalled _ _ underruns_stalled queued_stalled dropped_stalled < <(cpu_figures "$TMP/cpu-stalled" || true) ||
+    true
+extra=$(awk -v a="${cpu_two:--}" -v b="$cpu_mine" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.3f\n", a - b }')
+ROWS+=("B playback CPU, two null outputs, % (peer: one)|${cpu_two:--}|$cpu_mine|$(ratio "${cpu_two:--}" "$cpu_mine")")
+ROWS+=("B extra CPU of the 2nd output, % (peer: one output's)|$extra|$cpu_mine|$(ratio "$extra" "$cpu_mine")")
+ROWS+=("B playback CPU beside a stalled output, % (peer: alone)|${cpu_stalled:--}|$cpu_mine|$(ratio "${cpu_stalled:--}" "$cpu_mine")")
+ROWS+=("B leader's least queued audio, ms, stalled beside (peer: alone)|${queued_stalled:--}|${queued_one:--}|$(ratio "${queued_stalled:--}" "${queued_one:--}")")
 
 # mb KB: kilobytes as megabytes with one decimal, "-" passes through.
 mb() { awk -v k="$1" 'BEGIN { if (k == "-" || k == "") print "-"; else printf "%.1f\n", k / 1024 }'; }
@@ -263,6 +284,10 @@ NOTES+=("B: engine = getrusage over playing the 1-minute file to its end (wall $
 NOTES+=("   mpd = /proc/PID/stat over ${PEER_SECONDS} s of steady playback on its null output (sync yes), at the same time.")
 NOTES+=("   Decode floor = mpg123 -q -t CPU time / 60 s of audio, ${CPU_ROUNDS} runs. Wake-ups = voluntary context switches.")
 NOTES+=("   mpg123 paced = mpg123 -s piped through pv -L 176400 (real-time rate), at the same time; GNU time, 10 ms resolution.")
+NOTES+=("   Two outputs: the timed paced null output and a second paced null output (${wake_two:--} wake-ups/s, ${underruns_two:--} underruns).")
+NOTES+=("   Stalled: beside a ${STALLED_SPEC%%:*} output into a FIFO nobody reads (it dropped ${dropped_stalled:--} frames; ${underruns_stalled:--} underruns")
+NOTES+=("   of the leader). Least queued = the least audio the leader's device held when a write came: a held-up audio thread shows there.")
+NOTES+=("   Targets: extra CPU of the 2nd output <= 0.25 x one output's; the stalled output changes the leader's timing by nothing.")
 NOTES+=("C: RSS from /proc; engine playing = largest of ${MEMORY_SECONDS} samples, one a second, 10-minute file in real time;")
 NOTES+=("   mpd playing = the same over 10 s. Target: engine playing <= idle + 20 MB.")
 NOTES+=("Ratio = engine / mpd (or / floor). Hypervisor steal during the run: ${steal_pct} % of all CPU time; ${elapsed} s in all.")

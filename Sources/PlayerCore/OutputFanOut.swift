@@ -329,7 +329,9 @@ final class OutputFanOut: AudioOutput {
         }
         self.format = format
         self.isPaused = false
-        self.history.reset(frameBytes: format.bytesPerFrame, capacity: format.frames(inNanoseconds: 1_000_000_000))
+        if self.slots.count > 1 {
+            self.history.reset(frameBytes: format.bytesPerFrame, capacity: format.frames(inNanoseconds: 1_000_000_000))
+        }
         // A new stream tries every enabled output again at once, as MPD does on play.
         for slot in self.slots where slot.isEnabled {
             if case .failed = slot.role {
@@ -569,16 +571,16 @@ struct HistoryRing {
     private var count = 0
     private var frameBytes = 1
 
+    /// Empties the ring and sizes it for `frames` frames of `frameBytes` bytes, allocated now (as the
+    /// stream opens, not in the middle of the first writes).
     mutating func reset(frameBytes: Int, capacity frames: Int) {
         self.frameBytes = frameBytes
-        self.bytes = []
-        self.bytes.reserveCapacity(frames * frameBytes)
+        if self.bytes.count != frames * frameBytes {
+            self.bytes = [UInt8](repeating: 0, count: frames * frameBytes)
+        }
         self.start = 0
         self.count = 0
-        self.capacityBytes = frames * frameBytes
     }
-
-    private var capacityBytes = 0
 
     mutating func clear() {
         self.start = 0
@@ -586,14 +588,10 @@ struct HistoryRing {
     }
 
     mutating func append(_ frames: UnsafeRawBufferPointer) {
-        guard self.capacityBytes > 0 else { return }
-        if self.bytes.count < self.capacityBytes {
-            // Grows to its capacity once, as the first second plays.
-            self.bytes += repeatElement(0, count: self.capacityBytes - self.bytes.count)
-        }
+        guard !self.bytes.isEmpty else { return }
         var source = frames
-        if source.count > self.capacityBytes {
-            source = UnsafeRawBufferPointer(rebasing: source[(source.count - self.capacityBytes)...])
+        if source.count > self.bytes.count {
+            source = UnsafeRawBufferPointer(rebasing: source[(source.count - self.bytes.count)...])
         }
         self.bytes.withUnsafeMutableBytes { ring in
             var offset = 0
