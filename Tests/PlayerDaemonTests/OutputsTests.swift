@@ -190,6 +190,28 @@ struct OutputsTests {
         }
     }
 
+    @Test("ncmpcpp's outputs screen lists the outputs and switches one", .timeLimit(.minutes(2)))
+    func ncmpcppOutputs() throws {
+        let ncmpcpp = "/usr/bin/ncmpcpp"
+        try requireTool(ncmpcpp)
+        try withPlayerd(Self.options(["null,name=Garden Speakers"])) { daemon in
+            let session = try TmuxSession([ncmpcpp, "-h", daemon.socketPath])
+            try session.waitFor(all: ["Playlist (0 items)"])
+            // 7: the outputs screen.
+            try session.send("7")
+            let screen = try session.waitFor(all: ["Outputs", "Speakers", "Garden Speakers"])
+            #expect(!screen.contains("MPD error"), "\(screen)")
+            // Enter on the first row switches it off; ncmpcpp says so, and the server agrees.
+            try session.send("Enter")
+            try session.waitFor(all: ["Output \"Speakers\" disabled"])
+            try expectEventually("Speakers to be off") {
+                try Self.mpc(daemon, "outputs").stdout.hasPrefix("Output 1 (Speakers) is disabled\n")
+            }
+            try session.send("Enter")
+            try session.waitFor(all: ["Output \"Speakers\" enabled"])
+        }
+    }
+
     @Test("bad --output values are refused at start, naming the value and the reason")
     func badOutputs() throws {
         let cases: [([String], String)] = [
