@@ -336,7 +336,7 @@ final class OutputWorker: @unchecked Sendable {
     private func nextStep(room: Int?, capacity: Int?, paused: Bool, _ scratch: UnsafeMutableRawBufferPointer) -> Step {
         if self.stopRequested { return .quit }
         if self.failure != nil {
-            self.lock.wait(until: MonotonicClock().now() + 1_000_000_000)
+            self.waitForWork()
             return .idle
         }
         if self.dropRequested {
@@ -347,7 +347,7 @@ final class OutputWorker: @unchecked Sendable {
         guard self.head < self.items.count else {
             self.compact()
             self.waitingForData = true
-            self.lock.wait(until: MonotonicClock().now() + 1_000_000_000)
+            self.waitForWork()
             self.waitingForData = false
             return .idle
         }
@@ -358,7 +358,7 @@ final class OutputWorker: @unchecked Sendable {
         }
         if paused || self.output.format == nil {
             // Frames wait for the player to resume (or for an output that failed to open to be stopped).
-            self.lock.wait(until: MonotonicClock().now() + 1_000_000_000)
+            self.waitForWork()
             return .idle
         }
         var frames = min(count, Self.chunkBytes) / size
@@ -381,6 +381,16 @@ final class OutputWorker: @unchecked Sendable {
         }
         return .write(bytes: bytes)
     }
+
+    /// With the lock held: sleeps until the audio thread has something for this thread (every change
+    /// it makes signals), without waking by itself: a following output costs no wake-ups of its own
+    /// beyond the ones its device needs.
+    private func waitForWork() {
+        self.lock.wait(until: MonotonicClock().now() + Self.idleWaitNanoseconds)
+    }
+
+    /// The longest a waiting thread sleeps without being signalled: only a safeguard.
+    private static let idleWaitNanoseconds: Int64 = 60_000_000_000
 
     private func hasUrgentWork(paused: Bool) -> Bool {
         self.stopRequested || self.dropRequested || self.wantsPause != paused
