@@ -439,7 +439,10 @@ final class OutputFanOut: AudioOutput {
         for slot in self.slots {
             switch slot.role {
             case .following(let worker):
-                if self.isPaused { worker.drop() }
+                // Closed as the leader is: what it has not played goes (after a drain already asked for,
+                // nothing is left), so that a release on pause, which rewinds the decoder to what the
+                // leader played, repeats nothing on the followers.
+                worker.drop()
                 worker.post(.close)
             case .failed:
                 // Tried again with the next stream.

@@ -77,6 +77,7 @@ func makeEngine(
     _ files: [String],
     outputs: [(name: String, make: @Sendable (Recording) -> any AudioOutput)],
     retry: Int64 = 10_000_000_000,
+    releasesOutputOnPause: Bool = false,
     configure: (inout Queue) -> Void = { _ in }
 ) throws -> (AudioEngine, [Recording]) {
     var queue = Queue()
@@ -89,7 +90,9 @@ func makeEngine(
     }
     var configuration = EngineConfiguration(outputs: definitions)
     configuration.outputRetryNanoseconds = retry
-    let engine = AudioEngine(configuration: configuration, context: PlayerContext(queue: queue))
+    let engine = AudioEngine(
+        configuration: configuration,
+        context: PlayerContext(queue: queue, releasesOutputOnPause: releasesOutputOnPause))
     return (engine, recordings)
 }
 
@@ -149,6 +152,26 @@ struct MultipleOutputsTests {
         try await engine.handle(.stop)
         try await waitUntil(timeout: .seconds(5)) { recordings[1].log.last == "close" }
         #expect(recordings[1].log == ["open 44100:16:2", "pause", "resume", "drop", "close"])
+    }
+
+    @Test("release-on-pause closes the followers too, and they resume from the frame heard, nothing twice")
+    func releaseOnPauseWithFollower() async throws {
+        let reference = try referencePCM(fixture("stereo-44k-cbr.mp3"))
+        let (engine, recordings) = try makeEngine(
+            [fixture("stereo-44k-cbr.mp3")], outputs: [("lead", pacedNull), ("follower", pacedNull)],
+            releasesOutputOnPause: true)
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.heardFrames(at: engine.now()) > 8820 }
+        try await engine.handle(.pause)
+        let heard = engine.status.heardFrames
+        try await waitUntil(timeout: .seconds(5)) { recordings[1].log.last == "close" }
+        let written = recordings[1].data.count
+        try await engine.handle(.resume)
+        try await waitUntil(timeout: .seconds(5)) { recordings[1].data.count >= written + 44100 * 4 }
+        try await engine.handle(.stop)
+        let resumed = [UInt8](recordings[1].data.dropFirst(written).prefix(44100 * 4))
+        expectSamePCM(resumed, [UInt8](reference.dropFirst(heard * 4).prefix(44100 * 4)))
     }
 
     @Test("a follower that stalls drops what does not fit and catches up; the leader never waits for it")
