@@ -181,13 +181,13 @@ _playerctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    play|pause|play-pause|stop|next|previous|seek|position|volume|status|metadata|queue|repeat|random|single|consume|wait|update|search|list|help)
+    play|pause|play-pause|stop|next|previous|seek|position|volume|status|metadata|queue|repeat|random|single|consume|wait|update|search|list|outputs|replaygain|help)
         # Offer subcommand argument completions
         "_playerctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'play pause play-pause stop next previous seek position volume status metadata queue repeat random single consume wait update search list help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'play pause play-pause stop next previous seek position volume status metadata queue repeat random single consume wait update search list outputs replaygain help' -- "${cur}"))
         ;;
     esac
 }
@@ -744,6 +744,54 @@ _playerctl_list_genres() {
     case "${prev}" in
     '--socket')
         __playerctl_add_completions -f
+        return
+        ;;
+    esac
+}
+
+_playerctl_outputs() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __playerctl_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        __playerctl_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __playerctl_add_completions -W 'enable'$'\n''disable'$'\n''toggle'
+        return
+        ;;
+    esac
+}
+
+_playerctl_replaygain() {
+    repeating_flags=()
+    non_repeating_flags=(-h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __playerctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        __playerctl_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __playerctl_add_completions -W 'off'$'\n''track'$'\n''album'$'\n''auto'
         return
         ;;
     esac

@@ -82,6 +82,10 @@ function __playerctl_parse_tokens -S
             case 'genres'
                 __playerctl_parse_subcommand 0 'socket=' 'json' 'h/help'
             end
+        case 'outputs'
+            __playerctl_parse_subcommand 2 'socket=' 'json' 'h/help'
+        case 'replaygain'
+            __playerctl_parse_subcommand 1 'socket=' 'h/help'
         case 'help'
             __playerctl_parse_subcommand -r 1 
         end
@@ -159,6 +163,8 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional 
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'update' -d 'Update the library from the music directory (all of it, or PATH in it).'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'search' -d 'Search the library: songs with every word in some tag (any case).'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'list' -d 'List the library\'s artists, albums or genres.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'outputs' -d 'List the outputs, or switch one on, off or over.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'replaygain' -d 'Print or set the ReplayGain mode: off, track, album, or auto (album unless random is on).'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl play" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl play" -ge 1' -F
@@ -254,3 +260,10 @@ complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_op
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list genres" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list genres" json' -l 'json' -d 'Print a JSON array of names.'
 complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl list genres" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl outputs" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl outputs" -eq 1' -fka 'enable disable toggle'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl outputs" json' -l 'json' -d 'Print one JSON object per output, one a line.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl outputs" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl replaygain" socket' -l 'socket' -d 'The control socket (default: $PLAYERD_SOCKET, else $XDG_RUNTIME_DIR/playerd/socket).' -rF
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_positional "playerctl replaygain" -eq 1' -fka 'off track album auto'
+complete -c 'playerctl' -n '__playerctl_should_offer_completions_for_flags_or_options "playerctl replaygain" h help' -s 'h' -l 'help' -d 'Show help information.'

@@ -21,6 +21,8 @@ public final class MP3Decoder {
     public let lengthFrames: Int?
     /// The song's tags; empty when the file has none.
     public let tags: Tags
+    /// The ReplayGain applied, in dB (0 when off): the stored gain as limited by its peak, plus the preamp.
+    public let appliedGainDB: Double
     /// The next frame `read(into:)` returns, counted from the start of the song.
     public private(set) var position: Int = 0
 
@@ -31,10 +33,13 @@ public final class MP3Decoder {
     private let fileDescriptor: Int32
     private var reachedEnd = false
 
-    /// Opens `path` and reads enough of it to know the format, the length and the tags.
+    /// Opens `path` and reads enough of it to know the format, the length and the tags, and sets up
+    /// `replayGain` (off by default: samples bit-identical to `mpg123 -s`).
     /// - Throws: `DecoderError` naming the file and the reason: missing, unreadable, not a regular
     ///   file, empty, not MP3.
-    public init(path: String, sampleFormat: SampleFormat = .signed16) throws(DecoderError) {
+    public init(path: String, sampleFormat: SampleFormat = .signed16, replayGain: ReplayGain = .off)
+        throws(DecoderError)
+    {
         self.path = path
         let descriptor = try Self.openFile(path)
         var created = false
@@ -81,6 +86,7 @@ public final class MP3Decoder {
         try Self.check(path, "mpg123_format_none", mpg123_format_none(handle), handle)
         try Self.check(path, "mpg123_format", mpg123_format(handle, rate, channels, encoding), handle)
 
+        self.appliedGainDB = replayGain.apply(to: handle)
         self.format = AudioFormat(sampleRate: rate, channels: Int(channels), sampleFormat: sampleFormat)
         self.lengthFrames = StreamLength.frames(handle, descriptor: descriptor)
         self.tags = ID3Tags.read(handle, descriptor: descriptor)

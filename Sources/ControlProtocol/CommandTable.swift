@@ -136,6 +136,7 @@ public struct CommandSpec: Sendable, Hashable {
         CommandSpec("currentsong", arguments: 0, .read),
         CommandSpec("stats", arguments: 0, .read),
         CommandSpec("replay_gain_status", arguments: 0, .read),
+        CommandSpec("replay_gain_mode", arguments: 1, .player),
         // Playback (`player`: MPD 0.23 split it from `control`).
         CommandSpec("play", minimumArguments: 0, maximumArguments: 1, .player),
         CommandSpec("playid", minimumArguments: 0, maximumArguments: 1, .player),

@@ -224,7 +224,9 @@ final class EngineCore {
         case .openDecoder(let entry, let startOffset):
             self.decoder = nil
             do {
-                let decoder = try MP3Decoder(path: entry.path, sampleFormat: self.configuration.sampleFormat)
+                let decoder = try MP3Decoder(
+                    path: entry.path, sampleFormat: self.configuration.sampleFormat,
+                    replayGain: self.context.resolvedReplayGain)
                 if startOffset > 0 {
                     let frame = decoder.format.frames(inNanoseconds: startOffset)
                     try decoder.seek(toFrame: decoder.lengthFrames.map { min($0, frame) } ?? frame)
@@ -366,6 +368,7 @@ final class EngineCore {
         status.isMuted = context.isMuted
         status.error = context.lastError
         status.sleepTimer = context.sleepTimer
+        status.replayGainMode = context.replayGainMode
         status.sampledAt = now
         if let song = context.state.song {
             status.format = song.format

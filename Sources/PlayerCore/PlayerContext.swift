@@ -1,3 +1,5 @@
+import Audio
+
 /// The player's brain: the current state (exactly one of the four state structs), the queue, volume,
 /// timers and the last error. It guards every transition with one table and returns the effects the
 /// engine must perform. It does no I/O and knows no threads, so it is tested as a plain value.
@@ -14,6 +16,10 @@ public struct PlayerContext: Sendable {
     public private(set) var sleepTimer: SleepTimer = .off
     /// The last playback error (a song that failed, an output that broke), until cleared.
     public private(set) var lastError: String?
+    /// The ReplayGain mode (see `resolvedReplayGain`).
+    public var replayGainMode: ReplayGainMode = .off
+    /// The preamp, missing-gain preamp and peak limit applied with ReplayGain (its source is ignored).
+    public var replayGainSettings = ReplayGain.off
     /// Whether pausing releases the device (and resuming reopens it).
     public var releasesOutputOnPause: Bool
     /// The messages of songs that failed one after another since the last one opened or the last

@@ -27,6 +27,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var consume = false
     /// Software volume, 0 to 100.
     public var volume = 100
+    /// The ReplayGain mode.
+    public var replayGainMode: ReplayGainMode = .off
     /// True while muted.
     public var isMuted = false
     /// The open song's PCM format.
@@ -112,6 +114,7 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
         }
         if old.repeatMode != new.repeatMode || old.random != new.random || old.single != new.single
             || old.consume != new.consume || old.sleepTimer != new.sleepTimer
+            || old.replayGainMode != new.replayGainMode
         {
             changes.insert(.options)
         }

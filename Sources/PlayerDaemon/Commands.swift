@@ -21,7 +21,8 @@ enum Commands {
             .immediate { service, call throws(Ack) in service.writeStatus(service.engine.status, to: &call.response) })
         add("currentsong", .immediate(currentSong))
         add("stats", .immediate(stats))
-        add("replay_gain_status", .immediate { _, call throws(Ack) in call.response.field("replay_gain_mode", "off") })
+        add("replay_gain_status", .immediate(replayGainStatus))
+        add("replay_gain_mode", .deferred(setReplayGainMode))
         // Playback.
         add("play", .deferred(play))
         add("playid", .deferred(playID))

@@ -26,6 +26,9 @@ public struct DaemonConfiguration: Sendable {
     public var maximumLineLength = 65536
     /// Whether pausing releases the sound device.
     public var releasesOutputOnPause = false
+    /// ReplayGain's preamp, missing-gain preamp and peak limit (`--replaygain-*`); its source is unused:
+    /// the mode is the clients' (`replay_gain_mode`).
+    public var replayGain = ReplayGain.off
     /// The passwords clients may send and what each grants (`--password-file`); nil for none, and
     /// then `password` is always refused, as MPD refuses it with no password configured.
     public var passwords: PasswordFile?

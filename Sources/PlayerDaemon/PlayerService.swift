@@ -73,12 +73,15 @@ public final class PlayerService: Sendable {
                 directory: $0, musicDirectory: configuration.musicDirectory,
                 maximumLength: configuration.maximumQueueLength)
         }
+        var context =
+            context
+            ?? PlayerContext(
+                queue: Queue(maximumLength: configuration.maximumQueueLength),
+                releasesOutputOnPause: configuration.releasesOutputOnPause)
+        context.replayGainSettings = configuration.replayGain
         let engine = AudioEngine(
             configuration: EngineConfiguration(outputs: configuration.outputs.map(OutputDefinition.init)),
-            context: context
-                ?? PlayerContext(
-                    queue: Queue(maximumLength: configuration.maximumQueueLength),
-                    releasesOutputOnPause: configuration.releasesOutputOnPause))
+            context: context)
         self.engine = engine
         self.startedAt = engine.now()
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)

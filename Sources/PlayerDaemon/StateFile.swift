@@ -28,6 +28,8 @@ public struct SavedState: Sendable, Equatable {
     public var single: SingleMode = .off
     /// Consume mode.
     public var consume = false
+    /// The ReplayGain mode (MPD keeps it in its configuration; playerd keeps what clients set).
+    public var replayGainMode: ReplayGainMode = .off
     /// Which outputs were switched on, by name, in the daemon's order.
     public var outputs: [SavedOutput] = []
 
@@ -56,6 +58,7 @@ public struct SavedState: Sendable, Equatable {
         lines.append("single: \(self.single.rawValue)")
         lines.append("consume: \(self.consume ? 1 : 0)")
         lines.append("state: \(self.state.rawValue)")
+        lines.append("replay_gain_mode: \(self.replayGainMode.rawValue)")
         for output in self.outputs {
             lines.append("output: \(output.isEnabled ? 1 : 0):\(output.name)")
         }
@@ -119,6 +122,11 @@ public struct SavedState: Sendable, Equatable {
                     throw .corrupt(reason: "line \(index + 1): single must be 0, 1 or oneshot")
                 }
                 self.single = single
+            case "replay_gain_mode":
+                guard let mode = ReplayGainMode(rawValue: value) else {
+                    throw .corrupt(reason: "line \(index + 1): replay_gain_mode must be off, track, album or auto")
+                }
+                self.replayGainMode = mode
             case "state":
                 guard let state = PlayerStateKind(rawValue: value) else {
                     throw .corrupt(reason: "line \(index + 1): unknown state \"\(value)\"")

@@ -92,6 +92,7 @@ final class StatePersistence: Sendable {
         context = PlayerContext(queue: queue, releasesOutputOnPause: releasesOutputOnPause)
         try? context.setVolume(state.volume)
         context.setMuted(state.isMuted)
+        context.replayGainMode = state.replayGainMode
         logger.info("restored \(kept.count) queued songs from \(file.path)")
         return (context, state)
     }
@@ -171,6 +172,7 @@ final class StatePersistence: Sendable {
             state.random = queue.random
             state.single = queue.single
             state.consume = queue.consume
+            state.replayGainMode = context.replayGainMode
             let status = engine.status
             state.outputs = status.outputs.map { SavedOutput(name: $0.name, isEnabled: $0.isEnabled) }
             state.elapsed = state.state == .stop ? 0 : status.elapsed(at: engine.now())

@@ -22,7 +22,7 @@ struct PlayerCtl: ParsableCommand {
             Play.self, Pause.self, PlayPause.self, Stop.self, Next.self, Previous.self, Seek.self,
             Position.self, Volume.self, StatusCommand.self, Metadata.self, QueueCommand.self,
             RepeatCommand.self, RandomCommand.self, SingleCommand.self, ConsumeCommand.self, Wait.self,
-            Update.self, Search.self, ListCommand.self, OutputsCommand.self,
+            Update.self, Search.self, ListCommand.self, OutputsCommand.self, ReplayGainCommand.self,
         ]
     )
 

@@ -80,6 +80,15 @@ struct CommandLineOptions {
             name: "release-on-pause", value: nil, environment: "PLAYERD_RELEASE_ON_PAUSE",
             help: "Release the sound device while paused (env value 1)."),
         OptionSpec(
+            name: "replaygain-preamp", value: "dB", environment: "PLAYERD_REPLAYGAIN_PREAMP",
+            help: "Added to every stored ReplayGain value, in dB (default 0)."),
+        OptionSpec(
+            name: "replaygain-missing-preamp", value: "dB", environment: "PLAYERD_REPLAYGAIN_MISSING_PREAMP",
+            help: "The gain, in dB, of songs that store no ReplayGain value while ReplayGain is on (default 0)."),
+        OptionSpec(
+            name: "replaygain-limit", value: "yes|no", environment: "PLAYERD_REPLAYGAIN_LIMIT",
+            help: "Lower a ReplayGain value that would clip the song's stored peak (default yes)."),
+        OptionSpec(
             name: "resume-playing", value: nil, environment: "PLAYERD_RESUME",
             help: "Start playing a saved state that was playing, instead of paused at its position (env value 1)."),
         OptionSpec(

@@ -104,6 +104,7 @@ enum Playerd {
             configuration.maximumQueueLength = limit
         }
         configuration.releasesOutputOnPause = options.flag("release-on-pause")
+        configuration.replayGain = try Self.replayGainSettings(options)
         if let path = options["password-file"] {
             do {
                 configuration.passwords = try PasswordFile.load(Self.absolute(path))

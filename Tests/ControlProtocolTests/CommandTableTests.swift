@@ -104,7 +104,7 @@ struct CommandTableTests {
             status currentsong play playid pause stop next previous seek seekid seekcur setvol volume getvol add \
             addid delete deleteid move moveid clear playlistinfo playlistid plchanges plchangesposid repeat \
             random single consume tagtypes config outputs enableoutput disableoutput toggleoutput outputset stats commands \
-            notcommands urlhandlers decoders ping close password idle noidle replay_gain_status crossfade \
+            notcommands urlhandlers decoders ping close password idle noidle replay_gain_status replay_gain_mode crossfade \
             mixrampdb mixrampdelay listplaylists lsinfo list find search update rescan listall listallinfo \
             listfiles findadd searchadd searchaddpl count listplaylist listplaylistinfo load save playlistadd \
             playlistdelete playlistmove playlistclear rm rename albumart readpicture binarylimit
@@ -116,7 +116,7 @@ struct CommandTableTests {
             ("plchanges", 1, 2, .read), ("tagtypes", 0, nil, []), ("config", 0, 0, .admin),
             ("enableoutput", 1, 1, .admin), ("outputset", 3, 3, .admin), ("close", 0, nil, []), ("password", 1, 1, []),
             ("idle", 0, nil, .read), ("find", 1, nil, .read), ("lsinfo", 0, 1, .read), ("volume", 1, 1, .player),
-            ("update", 0, 1, .control), ("save", 1, 2, .control),
+            ("update", 0, 1, .control), ("save", 1, 2, .control), ("replay_gain_mode", 1, 1, .player),
         ]
         for (name, minimum, maximum, permission) in expected {
             let spec = CommandSpec.standard(name)
@@ -128,7 +128,7 @@ struct CommandTableTests {
         // MPD 0.23's `player`: playback and the queue, apart from `control` (stored playlists, updates).
         let player = """
             play playid pause stop next previous seek seekid seekcur setvol volume delete deleteid move moveid \
-            clear repeat random single consume crossfade mixrampdb mixrampdelay
+            clear repeat random single consume crossfade mixrampdb mixrampdelay replay_gain_mode
             """.split(separator: " ").map(String.init)
         #expect(Set(CommandSpec.mpdStandard.filter { $0.permission == .player }.map(\.name)) == Set(player))
     }
