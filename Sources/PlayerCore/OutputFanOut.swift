@@ -442,7 +442,7 @@ final class OutputFanOut: AudioOutput {
                 // Closed as the leader is: what it has not played goes (after a drain already asked for,
                 // nothing is left), so that a release on pause, which rewinds the decoder to what the
                 // leader played, repeats nothing on the followers.
-                worker.drop()
+                worker.drop(includingDevice: false)
                 worker.post(.close)
             case .failed:
                 // Tried again with the next stream.

@@ -137,9 +137,10 @@ final class OutputWorker: @unchecked Sendable {
         }
     }
 
-    /// Throws away the queued frames and what the device holds, at once: a seek or a skip. A drain
-    /// already asked for is carried out first (the device is empty after it anyway).
-    func drop() {
+    /// Throws away the queued frames and (unless told otherwise: a device about to be closed loses it
+    /// anyway) what the device holds, at once: a seek or a skip. A drain already asked for is carried
+    /// out first (the device is empty after it anyway).
+    func drop(includingDevice: Bool = true) {
         self.lock.locked {
             var pendingDrain = false
             var kept: [FollowerItem] = []
@@ -159,7 +160,7 @@ final class OutputWorker: @unchecked Sendable {
                 self.ringCount = 0
                 self.items = kept
                 self.head = 0
-                self.dropRequested = true
+                self.dropRequested = self.dropRequested || includingDevice
                 self.lock.signal()
             }
         }
