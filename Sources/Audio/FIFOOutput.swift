@@ -55,8 +55,8 @@ public struct FIFOFormat: Sendable, Hashable, CustomStringConvertible {
 /// It is paced like the paced null output (a `NullOutput` keeps its clock): it takes frames at the
 /// stream's rate whether or not anyone reads, and it never waits for the reader. Writes are
 /// non-blocking; what the pipe cannot take is dropped and counted in `droppedFrames`. With no reader
-/// (snapserver not started, or gone), it goes on "playing", says so in `problem`, and tries to open
-/// the FIFO again at most once a second. Only a path that can never work throws.
+/// (snapserver not started, or gone), it goes on "playing", dropping, and says so in `problem`; the
+/// next reader gets data at once. Only a path that can never work throws.
 public final class FIFOOutput: AudioOutput {
     /// The FIFO's path.
     public let path: String
@@ -71,14 +71,14 @@ public final class FIFOOutput: AudioOutput {
     private var resampler: Resampler?
     /// The write end, while a reader has it open.
     private var descriptor: Int32?
-    /// When the next attempt to open the FIFO may be made (monotonic nanoseconds).
+    /// When the FIFO may next be opened again, or checked for having been replaced (monotonic nanoseconds).
     private var nextOpenAttempt: Int64 = 0
     /// The bytes of a frame a partial write cut, written first next time so the reader stays aligned.
     private var pendingTail: [UInt8] = []
     public private(set) var droppedFrames = 0
     public private(set) var problem: String?
 
-    /// How long after a failed open (no reader) the next attempt waits.
+    /// How long after a failed open, or a check that the FIFO is still the one held, the next waits.
     static let reopenIntervalNanoseconds: Int64 = 1_000_000_000
 
     /// A closed FIFO output at `path` writing `format`.
@@ -164,6 +164,7 @@ public final class FIFOOutput: AudioOutput {
         var data = self.pendingTail + bytes
         self.pendingTail = []
         var written = 0
+        var readerGone = false
         while written < data.count {
             let result = data.withUnsafeBytes {
                 Glibc.write(descriptor, $0.baseAddress! + written, data.count - written)
@@ -175,20 +176,26 @@ public final class FIFOOutput: AudioOutput {
             let code = errno
             if result < 0 && code == EINTR { continue }
             if result < 0 && code == EPIPE {
-                // The reader went away (snapserver stopped or restarted): wait for the next one.
-                Glibc.close(descriptor)
-                self.descriptor = nil
-                self.nextOpenAttempt = self.clock.now() + Self.reopenIntervalNanoseconds
-                self.problem = "the reader of \(self.path) went away (is snapserver running?)"
+                // No reader now (snapserver stopped, restarting, or not started): the write end stays
+                // open, so that snapserver finds a writer when it looks again.
+                readerGone = true
+                if self.problem != self.noReaderProblem {
+                    self.discardStaleAudio()
+                }
+                self.problem = self.noReaderProblem
+                self.reopenIfReplaced()
             } else if result < 0 && code != EAGAIN {
                 self.problem = "writing to \(self.path) failed: \(String(cString: strerror(code)))"
             }
             break
         }
+        if written > 0 {
+            self.problem = nil
+        }
         // A partial write may cut a frame: its rest goes first next time, so the reader stays aligned.
         let frameBytes = self.fifoFormat.bytesPerFrame
         let cut = written % frameBytes
-        if cut != 0 && self.descriptor != nil {
+        if cut != 0 && !readerGone {
             self.pendingTail = Array(data[written..<(written + frameBytes - cut)])
             written += frameBytes - cut
         }
@@ -241,17 +248,23 @@ public final class FIFOOutput: AudioOutput {
         }
     }
 
-    /// Opens the write end without blocking. No reader (ENXIO) is a problem to live with; other
-    /// failures throw when `throwing`, else become the problem too.
+    /// Opens the write end without blocking. Other failures than a missing reader throw when `throwing`,
+    /// else become the problem.
+    ///
+    /// snapserver's `mode=read` opens the FIFO, reads and closes it again at once while no writer holds
+    /// it, every 100 ms (measured with strace: open for half a millisecond each time), so a writer that
+    /// retries an open failing with ENXIO almost never meets it. The write end is therefore opened
+    /// through a read end of our own, held only for the open, and then kept: a writer exists whenever
+    /// snapserver looks, and a missing reader shows as EPIPE on write.
     private func openWriteEnd(throwing: Bool) throws(OutputError) {
         self.nextOpenAttempt = self.clock.now() + Self.reopenIntervalNanoseconds
+        let ownReader = Glibc.open(self.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         let descriptor = Glibc.open(self.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        let code = errno
+        if ownReader >= 0 {
+            Glibc.close(ownReader)
+        }
         guard descriptor >= 0 else {
-            let code = errno
-            if code == ENXIO {
-                self.problem = "no reader on \(self.path) (is snapserver running?)"
-                return
-            }
             let reason = "\(self.path): \(String(cString: strerror(code)))"
             if throwing {
                 throw .openFailed(output: self.name, call: "open", code: -code, reason: reason)
@@ -267,6 +280,35 @@ public final class FIFOOutput: AudioOutput {
         _ = fcntl(descriptor, 1031, Int32(clamping: bytes))
         self.descriptor = descriptor
         self.problem = nil
+    }
+
+    private var noReaderProblem: String { "no reader on \(self.path) (is snapserver running?)" }
+
+    /// Empties the pipe of what a reader that went away left unread, so that the next reader does not
+    /// start with stale audio.
+    private func discardStaleAudio() {
+        let reader = Glibc.open(self.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard reader >= 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while buffer.withUnsafeMutableBytes({ read(reader, $0.baseAddress, $0.count) }) > 0 {}
+        Glibc.close(reader)
+    }
+
+    /// At most once a second while no one reads: if the path is no longer the FIFO held open (removed
+    /// and made again), opens the new one.
+    private func reopenIfReplaced() {
+        guard let descriptor = self.descriptor, self.clock.now() >= self.nextOpenAttempt else { return }
+        self.nextOpenAttempt = self.clock.now() + Self.reopenIntervalNanoseconds
+        var held = stat()
+        var named = stat()
+        if fstat(descriptor, &held) == 0 && stat(self.path, &named) == 0 && held.st_ino == named.st_ino
+            && held.st_dev == named.st_dev
+        {
+            return
+        }
+        Glibc.close(descriptor)
+        self.descriptor = nil
+        try? self.openWriteEnd(throwing: false)
     }
 
     private static func directory(of path: String) -> String {

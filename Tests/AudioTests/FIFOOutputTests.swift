@@ -78,7 +78,7 @@ struct FIFOOutputTests {
         #expect(output.name == "fifo:\(path)")
     }
 
-    @Test("with no reader it plays on, says so, and data flows within a second of a reader appearing")
+    @Test("with no reader it plays on, says so, and data flows as soon as a reader appears")
     func noReaderThenAReader() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -88,15 +88,14 @@ struct FIFOOutputTests {
         try output.open(format: stereo44)  // makes the FIFO: the directory is not sticky
         var status = stat()
         #expect(stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
-        #expect(output.problem == "no reader on \(path) (is snapserver running?)")
         let started = ContinuousClock.now
         try writeSine(output, seconds: 2)
+        #expect(output.problem == "no reader on \(path) (is snapserver running?)")
         #expect(ContinuousClock.now - started < .seconds(2))
         #expect(output.droppedFrames == 88200)
 
         let reader = FIFOReader(path: path)
         defer { reader.close() }
-        clock.advance(byMilliseconds: 1000)
         try writeSine(output, seconds: 0.1)
         #expect(output.problem == nil)
         #expect(!reader.readAll().isEmpty)
@@ -117,13 +116,13 @@ struct FIFOOutputTests {
         #expect(!reader.readAll().isEmpty)
         reader.close()
         try writeSine(output, seconds: 0.2)
-        #expect(output.problem == "the reader of \(path) went away (is snapserver running?)")
+        #expect(output.problem == "no reader on \(path) (is snapserver running?)")
         let dropped = output.droppedFrames
         #expect(dropped > 0)
 
         reader = FIFOReader(path: path)
         defer { reader.close() }
-        try writeSine(output, seconds: 1.2)
+        try writeSine(output, seconds: 0.1)
         #expect(output.problem == nil)
         #expect(!reader.readAll().isEmpty)
         output.close()
