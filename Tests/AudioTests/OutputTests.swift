@@ -49,6 +49,7 @@ struct OutputSpecTests {
             ("null:unpaced", .null(paced: false)),
             ("wav:/tmp/out.wav", .wav(path: "/tmp/out.wav")),
             ("wav:relative/out:1.wav", .wav(path: "relative/out:1.wav")),
+            ("fifo:/run/playerd/snapfifo", .fifo(path: "/run/playerd/snapfifo", format: .standard)),
         ])
     func parses(_ text: String, _ expected: OutputSpec) throws {
         let spec = try OutputSpec(parsing: text)
@@ -58,12 +59,12 @@ struct OutputSpecTests {
 
     @Test(
         "refuses anything else, listing the valid forms",
-        arguments: ["", "alsa:", "wav", "wav:", "null:fast", "pulse", "ALSA", "file:/tmp/x"])
+        arguments: ["", "alsa:", "wav", "wav:", "null:fast", "pulse", "ALSA", "file:/tmp/x", "fifo", "fifo:"])
     func refuses(_ text: String) {
         let error = #expect(throws: OutputSpecError.self) { try OutputSpec(parsing: text) }
         #expect(
             error?.description
-                == "invalid output \"\(text)\": expected one of alsa, alsa:DEVICE (e.g. alsa:hw:0,0), null, null:unpaced, wav:PATH"
+                == "invalid output \"\(text)\": expected one of alsa, alsa:DEVICE (e.g. alsa:hw:0,0), null, null:unpaced, wav:PATH, fifo:PATH"
         )
     }
 
@@ -71,6 +72,7 @@ struct OutputSpecTests {
         #expect(OutputSpec.alsa(device: "hw:1").makeOutput().name == "alsa:hw:1")
         #expect((OutputSpec.null(paced: false).makeOutput() as? NullOutput)?.isPaced == false)
         #expect(OutputSpec.wav(path: "/tmp/a.wav").makeOutput() is WAVOutput)
+        #expect(OutputSpec.fifo(path: "/run/p/f", format: .standard).makeOutput().name == "fifo:/run/p/f")
     }
 }
 
