@@ -54,9 +54,16 @@ public struct FIFOFormat: Sendable, Hashable, CustomStringConvertible {
 ///
 /// It is paced like the paced null output (a `NullOutput` keeps its clock): it takes frames at the
 /// stream's rate whether or not anyone reads, and it never waits for the reader. Writes are
-/// non-blocking; what the pipe cannot take is dropped and counted in `droppedFrames`. With no reader
-/// (snapserver not started, or gone), it goes on "playing", dropping, and says so in `problem`; the
-/// next reader gets data at once. Only a path that can never work throws.
+/// non-blocking; what the pipe cannot take is dropped and counted in `droppedFrames`.
+///
+/// It holds a read end of its own besides the write end, as MPD's fifo output does. snapserver
+/// (`mode=read`, 0.26) with no writer opens the FIFO, reads end-of-file, closes it and tries again
+/// every 100 ms, holding it for well under a millisecond: a writer that waited for a reader to be
+/// there (ENXIO) would almost never meet it. With its own read end the write end always opens, a
+/// reader that leaves causes no EPIPE, and the output can take back what nobody has read yet: on
+/// `drop` (discarded, so a stop is heard at once), on `pause` (kept and written again on `resume`),
+/// and when nothing has read for a second (snapserver absent or stalled: the stale audio is
+/// discarded as the pipe fills, so a reader that comes back hears the present, and `problem` says so).
 public final class FIFOOutput: AudioOutput {
     /// The FIFO's path.
     public let path: String
@@ -69,17 +76,26 @@ public final class FIFOOutput: AudioOutput {
     /// The pacing: a paced null output at the stream's rate.
     private let pacer: NullOutput
     private var resampler: Resampler?
-    /// The write end, while a reader has it open.
+    /// The write end.
     private var descriptor: Int32?
-    /// When the FIFO may next be opened again, or checked for having been replaced (monotonic nanoseconds).
+    /// The output's own read end: keeps the write end openable and lets it take back unread audio.
+    private var readDescriptor: Int32?
+    /// When the next attempt to open the FIFO may be made after it failed (monotonic nanoseconds).
     private var nextOpenAttempt: Int64 = 0
     /// The bytes of a frame a partial write cut, written first next time so the reader stays aligned.
     private var pendingTail: [UInt8] = []
+    /// What `pause` took back from the pipe, written again first on `resume`.
+    private var pausedBytes: [UInt8] = []
+    /// Bytes in the pipe just after the last write: less than that later means someone read.
+    private var expectedLevel = 0
+    /// When a reader was last seen to read, or the pipe was last seen empty.
+    private var lastProgress: Int64 = 0
     public private(set) var droppedFrames = 0
     public private(set) var problem: String?
 
-    /// How long after a failed open, or a check that the FIFO is still the one held, the next waits.
-    static let reopenIntervalNanoseconds: Int64 = 1_000_000_000
+    /// How long after a failed open the next attempt waits, and how long nothing may read from the
+    /// pipe before the output says so and starts discarding stale audio.
+    static let patienceNanoseconds: Int64 = 1_000_000_000
 
     /// A closed FIFO output at `path` writing `format`.
     public init(
@@ -97,6 +113,9 @@ public final class FIFOOutput: AudioOutput {
     public var name: String { "fifo:\(self.path)" }
     public var format: AudioFormat? { self.pacer.format }
 
+    /// The message for a pipe nobody reads.
+    var noReaderProblem: String { "nothing has read \(self.path) for a second (is snapserver running?)" }
+
     public func open(format: AudioFormat) throws(OutputError) {
         if self.pacer.format == format { return }
         try self.prepareFIFO()
@@ -105,12 +124,12 @@ public final class FIFOOutput: AudioOutput {
         } catch {
             throw .formatRejected(output: self.name, format: format, call: "soxr_create", reason: error.reason)
         }
+        if self.descriptor == nil {
+            try self.openEnds(throwing: true)
+        }
         try self.pacer.open(format: format)
         self.pendingTail = []
-        if self.descriptor == nil {
-            self.nextOpenAttempt = self.clock.now()
-            try self.openWriteEnd(throwing: true)
-        }
+        self.pausedBytes = []
     }
 
     public func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
@@ -120,22 +139,35 @@ public final class FIFOOutput: AudioOutput {
         self.send(bytes, inputFrames: frames.count / format.bytesPerFrame)
     }
 
-    public func pause() throws(OutputError) { try self.pacer.pause() }
+    public func pause() throws(OutputError) {
+        try self.pacer.pause()
+        // What the reader has not read yet would go on playing: take it back until `resume`.
+        self.pausedBytes += self.takeBack()
+    }
 
-    public func resume() throws(OutputError) { try self.pacer.resume() }
+    public func resume() throws(OutputError) {
+        try self.pacer.resume()
+        let bytes = self.pausedBytes
+        self.pausedBytes = []
+        if !bytes.isEmpty, let format = self.pacer.format {
+            self.send(bytes, inputFrames: self.inputFrames(forBytes: bytes.count, format))
+        }
+    }
 
     public func drain() throws(OutputError) {
         guard let format = self.pacer.format, let resampler = self.resampler else { throw .notOpen(output: self.name) }
+        try self.resume()
         let tail = resampler.flush()
-        self.send(
-            tail,
-            inputFrames: tail.count / self.fifoFormat.bytesPerFrame * format.sampleRate / self.fifoFormat.sampleRate)
+        self.send(tail, inputFrames: self.inputFrames(forBytes: tail.count, format))
         try self.pacer.drain()
     }
 
     public func drop() throws(OutputError) {
         try self.pacer.drop()
         self.resampler?.reset()
+        self.pausedBytes = []
+        // What the reader has not read yet is discarded too: a stop is heard at once.
+        _ = self.takeBack()
     }
 
     public var delayFrames: Int { self.pacer.delayFrames }
@@ -143,28 +175,101 @@ public final class FIFOOutput: AudioOutput {
     public var capacityFrames: Int? { self.pacer.capacityFrames }
 
     public func close() {
-        if let descriptor = self.descriptor {
-            Glibc.close(descriptor)
-            self.descriptor = nil
-        }
+        self.closeEnds()
         self.pacer.close()
         self.resampler = nil
         self.pendingTail = []
+        self.pausedBytes = []
+    }
+
+    private func closeEnds() {
+        for descriptor in [self.descriptor, self.readDescriptor].compactMap({ $0 }) {
+            Glibc.close(descriptor)
+        }
+        self.descriptor = nil
+        self.readDescriptor = nil
+        self.expectedLevel = 0
+    }
+
+    private func inputFrames(forBytes bytes: Int, _ format: AudioFormat) -> Int {
+        bytes / self.fifoFormat.bytesPerFrame * format.sampleRate / self.fifoFormat.sampleRate
+    }
+
+    /// Bytes in the pipe now (FIONREAD on the read end).
+    private func pipeLevel() -> Int {
+        guard let readDescriptor = self.readDescriptor else { return 0 }
+        var count: Int32 = 0
+        return ioctl(readDescriptor, UInt(FIONREAD), &count) == 0 ? Int(count) : 0
+    }
+
+    /// Reads back everything in the pipe that no reader has taken yet.
+    private func takeBack() -> [UInt8] {
+        guard let readDescriptor = self.readDescriptor else { return [] }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(readDescriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes += buffer[0..<count]
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        self.expectedLevel = 0
+        return bytes
     }
 
     /// Writes what the pipe takes now; the rest is dropped and counted as the input frames it stood for.
     private func send(_ bytes: [UInt8], inputFrames: Int) {
-        if self.descriptor == nil && self.clock.now() >= self.nextOpenAttempt {
-            try? self.openWriteEnd(throwing: false)
+        let now = self.clock.now()
+        if self.descriptor == nil && now >= self.nextOpenAttempt {
+            try? self.openEnds(throwing: false)
         }
         guard let descriptor = self.descriptor else {
             self.droppedFrames += inputFrames
             return
         }
+        let level = self.pipeLevel()
+        if level < self.expectedLevel {
+            // Someone read since the last write.
+            self.lastProgress = now
+            self.problem = nil
+        } else if level == 0 {
+            self.lastProgress = now
+        } else if self.problem == nil && now - self.lastProgress >= Self.patienceNanoseconds {
+            self.problem = self.noReaderProblem
+        }
         var data = self.pendingTail + bytes
         self.pendingTail = []
+        var written = self.writeSome(descriptor, data)
+        if written < data.count && self.problem == self.noReaderProblem {
+            // Nobody reads: what the pipe holds is stale. Discard it for the present.
+            let stale = self.takeBack().count
+            if let format = self.pacer.format {
+                self.droppedFrames += self.inputFrames(forBytes: stale, format)
+            }
+            written += self.writeSome(descriptor, Array(data[written...]))
+        }
+        self.expectedLevel = self.pipeLevel()
+        // A partial write may cut a frame: its rest goes first next time, so the reader stays aligned.
+        let frameBytes = self.fifoFormat.bytesPerFrame
+        let cut = written % frameBytes
+        if cut != 0 && self.descriptor != nil {
+            self.pendingTail = Array(data[written..<(written + frameBytes - cut)])
+            written += frameBytes - cut
+        }
+        let unwritten = data.count - written
+        if unwritten > 0 && data.count > 0 {
+            self.droppedFrames += (inputFrames * unwritten + data.count - 1) / data.count
+        }
+        data = []
+    }
+
+    /// Writes as much of `data` as the pipe takes without blocking; returns how much that was.
+    private func writeSome(_ descriptor: Int32, _ data: [UInt8]) -> Int {
         var written = 0
-        var readerGone = false
         while written < data.count {
             let result = data.withUnsafeBytes {
                 Glibc.write(descriptor, $0.baseAddress! + written, data.count - written)
@@ -176,34 +281,16 @@ public final class FIFOOutput: AudioOutput {
             let code = errno
             if result < 0 && code == EINTR { continue }
             if result < 0 && code == EPIPE {
-                // No reader now (snapserver stopped, restarting, or not started): the write end stays
-                // open, so that snapserver finds a writer when it looks again.
-                readerGone = true
-                if self.problem != self.noReaderProblem {
-                    self.discardStaleAudio()
-                }
-                self.problem = self.noReaderProblem
-                self.reopenIfReplaced()
+                // Only if the output's own read end is gone: start again with both ends.
+                self.closeEnds()
+                self.nextOpenAttempt = self.clock.now() + Self.patienceNanoseconds
+                self.problem = "the pipe \(self.path) broke; opening it again"
             } else if result < 0 && code != EAGAIN {
                 self.problem = "writing to \(self.path) failed: \(String(cString: strerror(code)))"
             }
             break
         }
-        if written > 0 {
-            self.problem = nil
-        }
-        // A partial write may cut a frame: its rest goes first next time, so the reader stays aligned.
-        let frameBytes = self.fifoFormat.bytesPerFrame
-        let cut = written % frameBytes
-        if cut != 0 && !readerGone {
-            self.pendingTail = Array(data[written..<(written + frameBytes - cut)])
-            written += frameBytes - cut
-        }
-        let unwritten = data.count - written
-        if unwritten > 0 && data.count > 0 {
-            self.droppedFrames += (inputFrames * unwritten + data.count - 1) / data.count
-        }
-        data = []
+        return written
     }
 
     /// Checks the path and makes the FIFO if it is missing and may be made.
@@ -248,23 +335,15 @@ public final class FIFOOutput: AudioOutput {
         }
     }
 
-    /// Opens the write end without blocking. Other failures than a missing reader throw when `throwing`,
-    /// else become the problem.
-    ///
-    /// snapserver's `mode=read` opens the FIFO, reads and closes it again at once while no writer holds
-    /// it, every 100 ms (measured with strace: open for half a millisecond each time), so a writer that
-    /// retries an open failing with ENXIO almost never meets it. The write end is therefore opened
-    /// through a read end of our own, held only for the open, and then kept: a writer exists whenever
-    /// snapserver looks, and a missing reader shows as EPIPE on write.
-    private func openWriteEnd(throwing: Bool) throws(OutputError) {
-        self.nextOpenAttempt = self.clock.now() + Self.reopenIntervalNanoseconds
-        let ownReader = Glibc.open(self.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        let descriptor = Glibc.open(self.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-        let code = errno
-        if ownReader >= 0 {
-            Glibc.close(ownReader)
-        }
+    /// Opens the output's read end, then the write end (which a reader makes openable), without
+    /// blocking. Failures throw when `throwing`, else become the problem and are retried a second later.
+    private func openEnds(throwing: Bool) throws(OutputError) {
+        self.nextOpenAttempt = self.clock.now() + Self.patienceNanoseconds
+        let readDescriptor = Glibc.open(self.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let descriptor = readDescriptor < 0 ? -1 : Glibc.open(self.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
+            let code = errno
+            if readDescriptor >= 0 { Glibc.close(readDescriptor) }
             let reason = "\(self.path): \(String(cString: strerror(code)))"
             if throwing {
                 throw .openFailed(output: self.name, call: "open", code: -code, reason: reason)
@@ -272,43 +351,17 @@ public final class FIFOOutput: AudioOutput {
             self.problem = "cannot open \(reason)"
             return
         }
-        // Grow the pipe to hold the emulated buffer, so a reader a little late loses nothing. F_SETPIPE_SZ
+        // Grow the pipe to hold the emulated buffer, so that its burst at the start fits. F_SETPIPE_SZ
         // is Linux's (1031, behind _GNU_SOURCE); refused (over pipe-max-size), the default size does.
         let bytes =
             Int(Int64(self.fifoFormat.sampleRate) * self.bufferNanoseconds / 1_000_000_000)
             * self.fifoFormat.bytesPerFrame
         _ = fcntl(descriptor, 1031, Int32(clamping: bytes))
         self.descriptor = descriptor
+        self.readDescriptor = readDescriptor
+        self.expectedLevel = 0
+        self.lastProgress = self.clock.now()
         self.problem = nil
-    }
-
-    private var noReaderProblem: String { "no reader on \(self.path) (is snapserver running?)" }
-
-    /// Empties the pipe of what a reader that went away left unread, so that the next reader does not
-    /// start with stale audio.
-    private func discardStaleAudio() {
-        let reader = Glibc.open(self.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard reader >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while buffer.withUnsafeMutableBytes({ read(reader, $0.baseAddress, $0.count) }) > 0 {}
-        Glibc.close(reader)
-    }
-
-    /// At most once a second while no one reads: if the path is no longer the FIFO held open (removed
-    /// and made again), opens the new one.
-    private func reopenIfReplaced() {
-        guard let descriptor = self.descriptor, self.clock.now() >= self.nextOpenAttempt else { return }
-        self.nextOpenAttempt = self.clock.now() + Self.reopenIntervalNanoseconds
-        var held = stat()
-        var named = stat()
-        if fstat(descriptor, &held) == 0 && stat(self.path, &named) == 0 && held.st_ino == named.st_ino
-            && held.st_dev == named.st_dev
-        {
-            return
-        }
-        Glibc.close(descriptor)
-        self.descriptor = nil
-        try? self.openWriteEnd(throwing: false)
     }
 
     private static func directory(of path: String) -> String {
