@@ -182,9 +182,12 @@ struct SnapcastTests {
 
             // Pause reaches both: within the clients' buffer (1 s) and playerd's (0.5 s), and generously more.
             _ = try control.command("pause 1")
+            let paused = ContinuousClock.now
             try expectEventually("the tone stops in both clients", within: .seconds(4)) {
                 files.allSatisfy { !$0.toneInTail(milliseconds: 300) }
             }
+            // The 300 ms of silence looked for included: the clients fell silent that much earlier.
+            print("snapcast: 300 ms of silence in both files \(ContinuousClock.now - paused) after pause")
             _ = try control.command("pause 0")
             try expectEventually("the tone comes back in both clients", within: .seconds(4)) {
                 files.allSatisfy { $0.toneInTail(milliseconds: 100) }
@@ -224,9 +227,11 @@ struct SnapcastTests {
             print("snapcast: tone heard again \(ContinuousClock.now - restarted) after snapserver restarted")
 
             _ = try control.command("stop")
+            let stopped = ContinuousClock.now
             try expectEventually("the tone stops in both clients after stop", within: .seconds(4)) {
                 files.allSatisfy { !$0.toneInTail(milliseconds: 300) }
             }
+            print("snapcast: 300 ms of silence in both files \(ContinuousClock.now - stopped) after stop")
             control.close()
         }
     }
