@@ -84,8 +84,13 @@ public final class FIFOOutput: AudioOutput {
     private var nextOpenAttempt: Int64 = 0
     /// The bytes of a frame a partial write cut, written first next time so the reader stays aligned.
     private var pendingTail: [UInt8] = []
-    /// What `pause` took back from the pipe, written again first on `resume`.
+    /// What `pause` took back from the pipe, and what was written while paused: written on `resume`.
     private var pausedBytes: [UInt8] = []
+    /// Whether `pause` holds the output (writes are kept for `resume`, not sent).
+    private var isPaused = false
+    /// Bytes written into the pipe since it was opened, less those taken back: where the reader's
+    /// stream ends, whose remainder modulo the frame size says whether a frame is cut.
+    private var streamBytes = 0
     /// Bytes in the pipe just after the last write: less than that later means someone read.
     private var expectedLevel = 0
     /// When a reader was last seen to read, or the pipe was last seen empty.
@@ -128,27 +133,38 @@ public final class FIFOOutput: AudioOutput {
             try self.openEnds(throwing: true)
         }
         try self.pacer.open(format: format)
-        self.pendingTail = []
+        // A new stream: what a pause kept is forgotten, but the frame the reader is in is completed.
+        self.pendingTail = self.frameCompletion(of: self.pendingTail + self.pausedBytes)
         self.pausedBytes = []
+        self.isPaused = false
     }
 
     public func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
         guard let format = self.pacer.format, let resampler = self.resampler else { throw .notOpen(output: self.name) }
         try self.pacer.write(frames)
         let bytes = resampler.process(frames)
+        if self.isPaused {
+            // A paused device's buffer still fills; the reader must not hear it before `resume`.
+            self.pausedBytes += bytes
+            return
+        }
         self.send(bytes, inputFrames: frames.count / format.bytesPerFrame)
     }
 
     public func pause() throws(OutputError) {
         try self.pacer.pause()
+        guard !self.isPaused else { return }
         // What the reader has not read yet would go on playing: take it back until `resume`.
-        self.pausedBytes += self.takeBack()
+        self.pausedBytes = self.takeBack() + self.pendingTail + self.pausedBytes
+        self.pendingTail = []
+        self.isPaused = true
     }
 
     public func resume() throws(OutputError) {
         try self.pacer.resume()
         let bytes = self.pausedBytes
         self.pausedBytes = []
+        self.isPaused = false
         if !bytes.isEmpty, let format = self.pacer.format {
             self.send(bytes, inputFrames: self.inputFrames(forBytes: bytes.count, format))
         }
@@ -165,9 +181,10 @@ public final class FIFOOutput: AudioOutput {
     public func drop() throws(OutputError) {
         try self.pacer.drop()
         self.resampler?.reset()
+        // What the reader has not read yet is discarded too, so that a stop is heard at once; only
+        // the rest of the frame the reader is in is kept.
+        self.pendingTail = self.frameCompletion(of: self.takeBack() + self.pendingTail + self.pausedBytes)
         self.pausedBytes = []
-        // What the reader has not read yet is discarded too: a stop is heard at once.
-        _ = self.takeBack()
     }
 
     public var delayFrames: Int { self.pacer.delayFrames }
@@ -180,6 +197,7 @@ public final class FIFOOutput: AudioOutput {
         self.resampler = nil
         self.pendingTail = []
         self.pausedBytes = []
+        self.isPaused = false
     }
 
     private func closeEnds() {
@@ -189,6 +207,15 @@ public final class FIFOOutput: AudioOutput {
         self.descriptor = nil
         self.readDescriptor = nil
         self.expectedLevel = 0
+        self.streamBytes = 0
+        self.pendingTail = []
+    }
+
+    /// The first bytes of `continuation` (what follows the pipe's content in the stream) that finish
+    /// the frame the stream ends in: written first when the rest is discarded, so the reader stays aligned.
+    private func frameCompletion(of continuation: [UInt8]) -> [UInt8] {
+        let frameBytes = self.fifoFormat.bytesPerFrame
+        return Array(continuation.prefix((frameBytes - self.streamBytes % frameBytes) % frameBytes))
     }
 
     private func inputFrames(forBytes bytes: Int, _ format: AudioFormat) -> Int {
@@ -218,6 +245,7 @@ public final class FIFOOutput: AudioOutput {
             }
         }
         self.expectedLevel = 0
+        self.streamBytes -= bytes.count
         return bytes
     }
 
@@ -245,20 +273,28 @@ public final class FIFOOutput: AudioOutput {
         self.pendingTail = []
         var written = self.writeSome(descriptor, data)
         if written < data.count && self.problem == self.noReaderProblem {
-            // Nobody reads: what the pipe holds is stale. Discard it for the present.
-            let stale = self.takeBack().count
+            // Nobody reads: what the pipe holds is stale. Discard it for the present, keeping only what
+            // finishes the frame the reader is in, and go on from the next whole frame of the rest.
+            let stale = self.takeBack()
+            let rest = Array(data[written...])
+            let completion = self.frameCompletion(of: stale + rest)
+            let frameBytes = self.fifoFormat.bytesPerFrame
+            let restStart = (frameBytes - (self.streamBytes + stale.count) % frameBytes) % frameBytes
             if let format = self.pacer.format {
-                self.droppedFrames += self.inputFrames(forBytes: stale, format)
+                self.droppedFrames += self.inputFrames(forBytes: stale.count, format)
             }
-            written += self.writeSome(descriptor, Array(data[written...]))
+            data = completion + rest[min(restStart, rest.count)...]
+            written = self.writeSome(descriptor, data)
         }
         self.expectedLevel = self.pipeLevel()
         // A partial write may cut a frame: its rest goes first next time, so the reader stays aligned.
+        // (`data` ends on a frame boundary, so the rest is there.)
         let frameBytes = self.fifoFormat.bytesPerFrame
-        let cut = written % frameBytes
+        let cut = self.streamBytes % frameBytes
         if cut != 0 && self.descriptor != nil {
-            self.pendingTail = Array(data[written..<(written + frameBytes - cut)])
-            written += frameBytes - cut
+            let needed = min(frameBytes - cut, data.count - written)
+            self.pendingTail = Array(data[written..<(written + needed)])
+            written += needed
         }
         let unwritten = data.count - written
         if unwritten > 0 && data.count > 0 {
@@ -276,6 +312,7 @@ public final class FIFOOutput: AudioOutput {
             }
             if result > 0 {
                 written += result
+                self.streamBytes += result
                 continue
             }
             let code = errno

@@ -174,6 +174,53 @@ struct FIFOOutputTests {
         output.close()
     }
 
+    @Test("frames stay whole for the reader through cut writes, stale discards, pause and drop (6-byte frames)")
+    func framesStayAligned() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/snapfifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        let reader = FIFOReader(path: path)
+        defer { reader.close() }
+        // Stereo in, three channels out (the third silent), at the same rate: no soxr, and every frame
+        // the reader gets must be (16384, -16384, 0). Pipe pages (4096 bytes) cut 6-byte frames.
+        let format = try FIFOFormat(parsing: "48000:16:3")
+        let input = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .signed16)
+        let output = FIFOOutput(path: path, format: format, clock: VirtualClock())
+        try output.open(format: input)
+        let chunk: [Int16] = (0..<(4800 * 2)).map { $0 % 2 == 0 ? 16384 : -16384 }
+        var received: [UInt8] = []
+        func write(seconds: Double, reading: Bool) throws {
+            for _ in 0..<Int(seconds * 10) {
+                try chunk.withUnsafeBytes { try output.write($0) }
+                if reading { received += reader.readAll() }
+            }
+        }
+        try write(seconds: 1, reading: false)
+        received += reader.readAll()  // may end inside a frame the output cut
+        try write(seconds: 3, reading: false)  // nobody reads: stale audio discarded, frames cut again
+        received += reader.readAll()
+        try write(seconds: 1, reading: false)
+        try output.pause()
+        try output.resume()
+        try write(seconds: 0.5, reading: true)
+        try output.drop()
+        try write(seconds: 1, reading: true)
+        try output.drain()
+        received += reader.readAll()
+        output.close()
+
+        #expect(output.droppedFrames > 0)
+        #expect(received.count % 6 == 0)
+        let frames = received.withUnsafeBytes { raw in
+            stride(from: 0, to: raw.count - 5, by: 6).map { offset in
+                (0..<3).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: offset + $0 * 2, as: Int16.self)) }
+            }
+        }
+        #expect(frames.count > 48000)
+        #expect(frames.allSatisfy { $0 == [16384, -16384, 0] })
+    }
+
     @Test("a path that is not a FIFO, or a missing FIFO in a sticky directory, is a clear error")
     func pathsThatCannotWork() throws {
         let directory = try temporaryDirectory()
