@@ -80,7 +80,8 @@ public final class FIFOOutput: AudioOutput {
     private var descriptor: Int32?
     /// The output's own read end: keeps the write end openable and lets it take back unread audio.
     private var readDescriptor: Int32?
-    /// When the next attempt to open the FIFO may be made after it failed (monotonic nanoseconds).
+    /// When the next attempt to open the FIFO may be made after it failed, or the path next checked
+    /// for naming another FIFO than the one held (monotonic nanoseconds).
     private var nextOpenAttempt: Int64 = 0
     /// The bytes of a frame a partial write cut, written first next time so the reader stays aligned.
     private var pendingTail: [UInt8] = []
@@ -255,6 +256,9 @@ public final class FIFOOutput: AudioOutput {
         if self.descriptor == nil && now >= self.nextOpenAttempt {
             try? self.openEnds(throwing: false)
         }
+        if self.descriptor != nil && now >= self.nextOpenAttempt {
+            self.reopenIfReplaced(now)
+        }
         guard let descriptor = self.descriptor else {
             self.droppedFrames += inputFrames
             return
@@ -301,6 +305,27 @@ public final class FIFOOutput: AudioOutput {
             self.droppedFrames += (inputFrames * unwritten + data.count - 1) / data.count
         }
         data = []
+    }
+
+    /// Once a second: if the path no longer names the FIFO held (removed and made again, by hand or
+    /// by a reader's setup), the held one reaches nobody: open the new one (making it if missing).
+    private func reopenIfReplaced(_ now: Int64) {
+        self.nextOpenAttempt = now + Self.patienceNanoseconds
+        guard let descriptor = self.descriptor else { return }
+        var held = stat()
+        var named = stat()
+        if fstat(descriptor, &held) == 0 && stat(self.path, &named) == 0 && held.st_ino == named.st_ino
+            && held.st_dev == named.st_dev
+        {
+            return
+        }
+        self.closeEnds()
+        do throws(OutputError) {
+            try self.prepareFIFO()
+            try self.openEnds(throwing: false)
+        } catch {
+            self.problem = error.description
+        }
     }
 
     /// Writes as much of `data` as the pipe takes without blocking; returns how much that was.

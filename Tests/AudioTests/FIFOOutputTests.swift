@@ -174,6 +174,23 @@ struct FIFOOutputTests {
         output.close()
     }
 
+    @Test("a FIFO removed and made again at the path is opened again within a second")
+    func replacedFIFO() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/snapfifo"
+        let clock = VirtualClock()
+        let output = FIFOOutput(path: path, clock: clock)
+        try output.open(format: stereo44)
+        try writeSine(output, seconds: 0.2)
+        #expect(unlink(path) == 0 && mkfifo(path, 0o600) == 0)
+        let reader = FIFOReader(path: path)
+        defer { reader.close() }
+        try writeSine(output, seconds: 1.5)
+        #expect(!reader.readAll().isEmpty)
+        output.close()
+    }
+
     @Test("frames stay whole for the reader through cut writes, stale discards, pause and drop (6-byte frames)")
     func framesStayAligned() throws {
         let directory = try temporaryDirectory()
