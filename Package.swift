@@ -50,6 +50,12 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
+        // libsoxr: the FIFO output resamples songs to the fixed rate snapserver reads.
+        .systemLibrary(
+            name: "CSoxr",
+            pkgConfig: "soxr",
+            providers: [.apt(["libsoxr-dev"])]
+        ),
         // The tag vocabulary (MPD's names) and a song's tags: plain values shared by Audio, which reads
         // them, ControlProtocol, whose filters name them, and the library, which stores them.
         .target(
@@ -58,7 +64,7 @@ let package = Package(
         ),
         .target(
             name: "Audio",
-            dependencies: ["CMPG123", "CALSA", "MusicTags"],
+            dependencies: ["CMPG123", "CALSA", "CSoxr", "MusicTags"],
             swiftSettings: strictSettings
         ),
         // statfs(2) for the directory walk; part of glibc, so no package or pkg-config.

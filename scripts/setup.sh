@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, the system packages playerd needs where they are missing.
 #   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev,
-#                            libsqlite3-dev (the library's store: GRDB links the system SQLite), and
-#                            libsystemd-dev (sd-bus, for MPRIS on D-Bus)
+#                            libsqlite3-dev (the library's store: GRDB links the system SQLite),
+#                            libsystemd-dev (sd-bus, for MPRIS on D-Bus) and libsoxr-dev (the FIFO
+#                            output's resampler)
 #   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123, sox,
 #                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2), the curses
 #                            clients ncmpcpp and ncmpc with tmux to drive them, systemd's tools
 #                            (systemd-analyze, systemd-socket-activate, busctl) for the unit checks
 #                            and D-Bus, dbus (dbus-daemon for a private session bus, dbus-monitor),
 #                            the desktop's playerctl (MPRIS's client) and mpdris2 (stock mpDris2,
-#                            bridging an MPD socket to MPRIS), and pulseaudio with libasound2-plugins
+#                            bridging an MPD socket to MPRIS), pulseaudio with libasound2-plugins
 #                            (a private sound server whose ALSA `pulse` control is the hardware
-#                            mixer's test card)
+#                            mixer's test card), and snapserver with snapclient (the FIFO output's
+#                            end-to-end test)
 # Swift itself is not installed here: it comes from swift.org (6.2 or newer).
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(pkg-config libmpg123-dev libasound2-dev libsqlite3-dev libsystemd-dev)
+packages=(pkg-config libmpg123-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins) ;;
+    test) packages+=(mpg123 sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 

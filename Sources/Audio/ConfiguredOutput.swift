@@ -1,5 +1,6 @@
 /// One output as the user configures it: a spec, plus what clients see of it. Written as the spec
-/// followed by attributes: `alsa:hw:0,0,name=Kitchen`, `null,name=Silent,enabled=no`. Attributes are
+/// followed by attributes: `alsa:hw:0,0,name=Kitchen`, `null,name=Silent,enabled=no`,
+/// `fifo:/run/playerd/snapfifo,format=44100:16:2` (a FIFO's format, which only a FIFO has). Attributes are
 /// peeled off the end, and only the known keys are: an ALSA device such as `dmix:CARD=0,DEV=0` keeps
 /// its own `KEY=VALUE` parts.
 public struct ConfiguredOutput: Sendable, Hashable, CustomStringConvertible {
@@ -11,7 +12,7 @@ public struct ConfiguredOutput: Sendable, Hashable, CustomStringConvertible {
     public var startsEnabled: Bool
 
     /// The attributes a spec may carry, for messages and help text.
-    public static let attributeForms = "name=NAME, enabled=yes|no"
+    public static let attributeForms = "name=NAME, enabled=yes|no, format=RATE:BITS:CHANNELS (fifo only)"
 
     /// Parses a spec with its attributes.
     /// - Throws: `OutputSpecError` quoting the text and saying what is wrong.
@@ -19,10 +20,11 @@ public struct ConfiguredOutput: Sendable, Hashable, CustomStringConvertible {
         var rest = Substring(text)
         var name: String?
         var enabled: Bool?
+        var format: FIFOFormat?
         while let comma = rest.lastIndex(of: ","),
             let equals = rest[comma...].firstIndex(of: "="),
             case let key = String(rest[rest.index(after: comma)..<equals]),
-            ["name", "enabled"].contains(key)
+            ["name", "enabled", "format"].contains(key)
         {
             let value = String(rest[rest.index(after: equals)...])
             switch key {
@@ -32,6 +34,14 @@ public struct ConfiguredOutput: Sendable, Hashable, CustomStringConvertible {
                     throw OutputSpecError(text: text, reason: "name= needs a name on one line")
                 }
                 name = value
+            case "format":
+                guard format == nil else { throw OutputSpecError(text: text, reason: "format= is given twice") }
+                do throws(OutputSpecError) {
+                    format = try FIFOFormat(parsing: value)
+                } catch {
+                    throw OutputSpecError(
+                        text: text, reason: "format=\(value): \(error.reason ?? "not RATE:BITS:CHANNELS")")
+                }
             default:
                 guard enabled == nil else { throw OutputSpecError(text: text, reason: "enabled= is given twice") }
                 switch value {
@@ -42,11 +52,19 @@ public struct ConfiguredOutput: Sendable, Hashable, CustomStringConvertible {
             }
             rest = rest[..<comma]
         }
-        let spec: OutputSpec
+        var spec: OutputSpec
         do {
             spec = try OutputSpec(parsing: String(rest))
         } catch {
             throw OutputSpecError(text: text)
+        }
+        if let format {
+            guard case .fifo(let path, _) = spec else {
+                throw OutputSpecError(
+                    text: text, reason: "format= is for fifo outputs only (\(spec.plugin) plays each song's own format)"
+                )
+            }
+            spec = .fifo(path: path, format: format)
         }
         self.init(spec: spec, name: name, startsEnabled: enabled ?? true)
     }
@@ -66,6 +84,9 @@ public struct ConfiguredOutput: Sendable, Hashable, CustomStringConvertible {
         }
         if !self.startsEnabled {
             text += ",enabled=no"
+        }
+        if case .fifo(_, let format) = self.spec, format != .standard {
+            text += ",format=\(format)"
         }
         return text
     }

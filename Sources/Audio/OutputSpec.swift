@@ -7,9 +7,11 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
     case null(paced: Bool)
     /// A WAV file at the path.
     case wav(path: String)
+    /// A named pipe at the path, written in a fixed format (snapserver's pipe source).
+    case fifo(path: String, format: FIFOFormat)
 
     /// The valid forms, for messages and help text.
-    public static let validForms = "alsa, alsa:DEVICE (e.g. alsa:hw:0,0), null, null:unpaced, wav:PATH"
+    public static let validForms = "alsa, alsa:DEVICE (e.g. alsa:hw:0,0), null, null:unpaced, wav:PATH, fifo:PATH"
 
     /// Parses a spec string.
     /// - Throws: `OutputSpecError` quoting the string and listing the valid forms.
@@ -23,6 +25,7 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
         case ("null", nil), ("null", "paced"): self = .null(paced: true)
         case ("null", "unpaced"): self = .null(paced: false)
         case ("wav", let path?) where !path.isEmpty: self = .wav(path: path)
+        case ("fifo", let path?) where !path.isEmpty: self = .fifo(path: path, format: .standard)
         default: throw OutputSpecError(text: text)
         }
     }
@@ -33,6 +36,7 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
         case .alsa: "alsa"
         case .null: "null"
         case .wav: "wav"
+        case .fifo: "fifo"
         }
     }
 
@@ -42,6 +46,7 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
         case .alsa(let device): device == "default" ? "alsa" : "alsa:\(device)"
         case .null(let paced): paced ? "null" : "null:unpaced"
         case .wav(let path): "wav:\(path)"
+        case .fifo(let path, _): "fifo:\(path)"
         }
     }
 
@@ -60,6 +65,7 @@ public enum OutputSpec: Sendable, Hashable, CustomStringConvertible {
         case .alsa(let device): ALSAOutput(device: device)
         case .null(let paced): NullOutput(paced: paced)
         case .wav(let path): WAVOutput(path: path)
+        case .fifo(let path, let format): FIFOOutput(path: path, format: format)
         }
     }
 }

@@ -49,6 +49,7 @@ struct OutputSpecTests {
             ("null:unpaced", .null(paced: false)),
             ("wav:/tmp/out.wav", .wav(path: "/tmp/out.wav")),
             ("wav:relative/out:1.wav", .wav(path: "relative/out:1.wav")),
+            ("fifo:/run/playerd/snapfifo", .fifo(path: "/run/playerd/snapfifo", format: .standard)),
         ])
     func parses(_ text: String, _ expected: OutputSpec) throws {
         let spec = try OutputSpec(parsing: text)
@@ -58,12 +59,12 @@ struct OutputSpecTests {
 
     @Test(
         "refuses anything else, listing the valid forms",
-        arguments: ["", "alsa:", "wav", "wav:", "null:fast", "pulse", "ALSA", "file:/tmp/x"])
+        arguments: ["", "alsa:", "wav", "wav:", "null:fast", "pulse", "ALSA", "file:/tmp/x", "fifo", "fifo:"])
     func refuses(_ text: String) {
         let error = #expect(throws: OutputSpecError.self) { try OutputSpec(parsing: text) }
         #expect(
             error?.description
-                == "invalid output \"\(text)\": expected one of alsa, alsa:DEVICE (e.g. alsa:hw:0,0), null, null:unpaced, wav:PATH"
+                == "invalid output \"\(text)\": expected one of alsa, alsa:DEVICE (e.g. alsa:hw:0,0), null, null:unpaced, wav:PATH, fifo:PATH"
         )
     }
 
@@ -71,6 +72,53 @@ struct OutputSpecTests {
         #expect(OutputSpec.alsa(device: "hw:1").makeOutput().name == "alsa:hw:1")
         #expect((OutputSpec.null(paced: false).makeOutput() as? NullOutput)?.isPaced == false)
         #expect(OutputSpec.wav(path: "/tmp/a.wav").makeOutput() is WAVOutput)
+        #expect(OutputSpec.fifo(path: "/run/p/f", format: .standard).makeOutput().name == "fifo:/run/p/f")
+    }
+}
+
+@Suite("Configured outputs")
+struct ConfiguredOutputTests {
+    @Test(
+        "a spec with attributes parses, and its description parses back to it",
+        arguments: [
+            ("null,name=Speakers", ConfiguredOutput(spec: .null(paced: true), name: "Speakers")),
+            (
+                "alsa:dmix:CARD=0,DEV=0,enabled=no",
+                ConfiguredOutput(spec: .alsa(device: "dmix:CARD=0,DEV=0"), startsEnabled: false)
+            ),
+            (
+                "fifo:/run/playerd/snapfifo",
+                ConfiguredOutput(spec: .fifo(path: "/run/playerd/snapfifo", format: .standard))
+            ),
+            (
+                "fifo:/run/playerd/snapfifo,name=Snapcast,format=44100:32:1",
+                ConfiguredOutput(
+                    spec: .fifo(path: "/run/playerd/snapfifo", format: try! FIFOFormat(parsing: "44100:32:1")),
+                    name: "Snapcast")
+            ),
+            (
+                "fifo:/f,format=48000:16:2,name=Snapcast",
+                ConfiguredOutput(spec: .fifo(path: "/f", format: .standard), name: "Snapcast")
+            ),
+        ])
+    func parses(_ text: String, _ expected: ConfiguredOutput) throws {
+        let output = try ConfiguredOutput(parsing: text)
+        #expect(output == expected)
+        #expect(try ConfiguredOutput(parsing: output.description) == output)
+    }
+
+    @Test(
+        "format= belongs to fifo outputs only and must be a FIFO format",
+        arguments: [
+            ("null,format=48000:16:2", "format= is for fifo outputs only (null plays each song's own format)"),
+            ("alsa,format=48000:16:2", "format= is for fifo outputs only (alsa plays each song's own format)"),
+            ("fifo:/f,format=48000:8:2", "format=48000:8:2: the sample size \"8\" is not 16, 24 or 32 bits"),
+            ("fifo:/f,format=48000", "format=48000: a FIFO format is RATE:BITS:CHANNELS, e.g. 48000:16:2"),
+            ("fifo:/f,format=48000:16:2,format=44100:16:2", "format= is given twice"),
+        ])
+    func refusesFormat(_ text: String, _ reason: String) {
+        let error = #expect(throws: OutputSpecError.self) { try ConfiguredOutput(parsing: text) }
+        #expect(error?.description == "invalid output \"\(text)\": \(reason)")
     }
 }
 

@@ -219,6 +219,7 @@ struct OutputsTests {
             (["null,enabled=maybe"], "invalid output \"null,enabled=maybe\": enabled= takes yes or no, not \"maybe\""),
             (["null", "null"], "invalid output \"null\": another output is already named \"null\""),
             (["speakers"], "invalid output \"speakers\": expected one of"),
+            (["null,format=44100:16:2"], "invalid output \"null,format=44100:16:2\": format= is for fifo outputs only"),
         ]
         for (outputs, message) in cases {
             let result = try runProgram(
