@@ -68,8 +68,8 @@ MEMORY_SECONDS=${BENCH_MEMORY_SECONDS:-10}
 CPU_ROUNDS=${BENCH_CPU_ROUNDS:-5}
 SHORT_SECONDS=60
 LONG_SECONDS=600
-# The output that stalls in B: a WAV written into a FIFO nobody reads (its writes block for good).
-STALLED_SPEC=wav:
+# The output that stalls in B: a fifo output (the snapcast feed) whose reader has stopped reading.
+STALLED_SPEC=fifo:
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BENCH_NAME=bench-engine
