@@ -168,12 +168,13 @@ enum SoakCommand: BenchCommand {
     }
 
     /// Puts the player where the soak measures it: the whole tree queued, repeat on, volume 50,
-    /// playing from the first song, no timers.
+    /// the output on, playing from the first song, no timers. (A hostile `disableoutput -0` is a
+    /// valid request, as in MPD, whose `strtoul` reads it as 0.)
     private static func restore(_ socketPath: String, _ tree: MusicTree) throws(BenchFailure) {
         let connection = try openSession(socketPath)
         var list = "command_list_begin\nclear\nrepeat 1\nrandom 0\nsingle 0\nconsume 0\nsleeptimer off\nclearerror\n"
         for song in tree.songs { list += "add \(quoted(song))\n" }
-        list += "setvol \(self.restoredVolume)\nplay 0\ncommand_list_end\n"
+        list += "setvol \(self.restoredVolume)\nenableoutput 0\nplay 0\ncommand_list_end\n"
         if let failure = connection.request(list).failure(of: "setting up the queue") { throw .daemon(failure) }
     }
 
