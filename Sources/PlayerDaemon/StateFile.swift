@@ -32,6 +32,9 @@ public struct SavedState: Sendable, Equatable {
     public var replayGainMode: ReplayGainMode = .off
     /// Which outputs were switched on, by name, in the daemon's order.
     public var outputs: [SavedOutput] = []
+    /// Lines that were read past rather than costing the whole file: an `output:` line names only
+    /// a switch, so a damaged one (a hand edit) is skipped and reported here, and the queue survives.
+    public var skippedLines: [String] = []
 
     /// An empty state: nothing queued, stopped, full volume.
     public init() {}
@@ -104,7 +107,9 @@ public struct SavedState: Sendable, Equatable {
             case "output":
                 guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag)
                 else {
-                    throw .corrupt(reason: "line \(index + 1): output must be 0 or 1, a colon and the output's name")
+                    self.skippedLines.append(
+                        "line \(index + 1): output must be 0 or 1, a colon and the output's name, not \"\(value)\"")
+                    continue
                 }
                 self.outputs.append(
                     SavedOutput(name: String(value[value.index(after: colon)...]), isEnabled: flag == 1))

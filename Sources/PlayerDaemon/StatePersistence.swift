@@ -61,6 +61,9 @@ final class StatePersistence: Sendable {
         var context = PlayerContext(
             queue: Queue(maximumLength: maximumQueueLength), releasesOutputOnPause: releasesOutputOnPause)
         guard var state = saved else { return (context, nil) }
+        for skipped in state.skippedLines {
+            logger.warning("\(file.path): skipped \(skipped)")
+        }
 
         var kept: [String] = []
         var current: Int?

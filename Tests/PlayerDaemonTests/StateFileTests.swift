@@ -42,4 +42,22 @@ struct StateFileTests {
         #expect(state.offset == Int64(Double(elapsed)! * 1e9))
         #expect(try SavedState(decoding: state.encoded()).elapsed == Double(elapsed)!)
     }
+
+    @Test(
+        "a damaged output line is skipped and reported; the queue and the good outputs survive",
+        arguments: ["maybe", "2:Kitchen", ":Kitchen", "yes:Kitchen", ""])
+    func damagedOutputLine(_ value: String) throws {
+        let text =
+            "playerd-state 1\noutput: 1:Speakers\noutput: \(value)\noutput: 0:Snapcast\ncurrent: 0\n"
+            + "song: /music/a.mp3\nend\n"
+        let state = try SavedState(decoding: text)
+        #expect(state.paths == ["/music/a.mp3"])
+        #expect(state.current == 0)
+        #expect(
+            state.outputs == [
+                SavedOutput(name: "Speakers", isEnabled: true), SavedOutput(name: "Snapcast", isEnabled: false),
+            ])
+        #expect(
+            state.skippedLines == ["line 3: output must be 0 or 1, a colon and the output's name, not \"\(value)\""])
+    }
 }
