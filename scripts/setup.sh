@@ -9,7 +9,9 @@
 #                            (systemd-analyze, systemd-socket-activate, busctl) for the unit checks
 #                            and D-Bus, dbus (dbus-daemon for a private session bus, dbus-monitor),
 #                            the desktop's playerctl (MPRIS's client) and mpdris2 (stock mpDris2,
-#                            bridging an MPD socket to MPRIS)
+#                            bridging an MPD socket to MPRIS), pulseaudio and libasound2-plugins
+#                            (a private server's null sink gives ALSA's `pulse` ctl a Master
+#                            control, for the hardware mixer without a sound card)
 # Swift itself is not installed here: it comes from swift.org (6.2 or newer).
 set -euo pipefail
 
@@ -17,7 +19,7 @@ purpose=${1:-build}
 packages=(pkg-config libmpg123-dev libasound2-dev libsqlite3-dev libsystemd-dev)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2) ;;
+    test) packages+=(mpg123 sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 
