@@ -169,9 +169,15 @@ let package = Package(
             dependencies: ["PlayerCore"],
             swiftSettings: strictSettings
         ),
+        // A private pulseaudio for the hardware mixer's tests (the ALSA `pulse` control needs no card).
+        .target(
+            name: "PulseTestSupport",
+            path: "Tests/PulseTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "AudioTests",
-            dependencies: ["Audio", "MusicTags"],
+            dependencies: ["Audio", "MusicTags", "PulseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -204,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "PlayerDaemonTests",
             dependencies: [
-                "PlayerDaemon", "PlayerClient", "ControlProtocol",
+                "PlayerDaemon", "PlayerClient", "ControlProtocol", "PulseTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // Read at run time from the source tree, by path.

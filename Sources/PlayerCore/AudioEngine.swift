@@ -18,6 +18,9 @@ public struct EngineConfiguration: Sendable {
     public var sampleFormat: SampleFormat
     /// How long an output that failed waits before it is tried again (while others play).
     public var outputRetryNanoseconds: Int64 = 10_000_000_000
+    /// Whether the engine scales the samples by the volume (software volume, the default). False when
+    /// a sound card's mixer sets the loudness, or nothing does: the samples then pass as decoded.
+    public var scalesVolume = true
 
     /// Settings for an engine playing on `outputs`.
     public init(
@@ -149,6 +152,17 @@ public final class AudioEngine: Sendable {
         try await self.submit { core throws(PlayerError) in
             try core.apply { context, _ throws(PlayerError) in
                 try context.setVolume(volume)
+                return []
+            }
+        }
+    }
+
+    /// Records the volume a mixer outside the engine reads; nil when there is none (see
+    /// `PlayerContext.mirrorVolume`). Clients see it in `status` and are told of the change.
+    public func mirrorVolume(_ volume: Int?) async {
+        try? await self.submit { core throws(PlayerError) in
+            try core.apply { context, _ in
+                context.mirrorVolume(volume)
                 return []
             }
         }

@@ -188,8 +188,10 @@ final class EngineCore {
             return
         }
         let pcm = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<frames * bytesPerFrame])
-        SoftwareVolume(level: self.context.volume, isMuted: self.context.isMuted)
-            .apply(to: pcm, format: decoder.format.sampleFormat)
+        SoftwareVolume(
+            level: self.configuration.scalesVolume ? self.context.volume ?? 100 : 100, isMuted: self.context.isMuted
+        )
+        .apply(to: pcm, format: decoder.format.sampleFormat)
         do {
             try self.output.write(UnsafeRawBufferPointer(pcm))
         } catch {

@@ -8,8 +8,9 @@ public struct PlayerContext: Sendable {
     public private(set) var state: PlayerState = .stop(StopState())
     /// The play queue.
     public private(set) var queue: Queue
-    /// Software volume, 0 to 100.
-    public private(set) var volume = 100
+    /// The volume, 0 to 100: the software volume, or what a mixer outside the engine reads
+    /// (`mirrorVolume`); nil when there is none to read (MPD's "No mixer").
+    public private(set) var volume: Int? = 100
     /// True while muted: silence at any volume.
     public private(set) var isMuted = false
     /// The sleep timer.
@@ -220,6 +221,12 @@ public struct PlayerContext: Sendable {
             throw .badArgument(request: "set the volume", detail: "the volume must be between 0 and 100")
         }
         self.volume = volume
+    }
+
+    /// Records the volume a mixer outside the engine reads (a sound card's, after it was set or
+    /// changed by another program), or nil when there is no mixer to read.
+    public mutating func mirrorVolume(_ volume: Int?) {
+        self.volume = volume.map { min(max($0, 0), 100) }
     }
 
     /// Mutes or unmutes.

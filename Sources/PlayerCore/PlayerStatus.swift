@@ -25,8 +25,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var single: SingleMode = .off
     /// Consume mode.
     public var consume = false
-    /// Software volume, 0 to 100.
-    public var volume = 100
+    /// The volume, 0 to 100; nil when there is no mixer to read.
+    public var volume: Int? = 100
     /// The ReplayGain mode.
     public var replayGainMode: ReplayGainMode = .off
     /// True while muted.

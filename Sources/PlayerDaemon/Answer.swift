@@ -11,7 +11,10 @@ public enum Answer {
     /// Writes MPD's `status` answer for `status`, with elapsed time and timers as of `now` (the engine's
     /// clock).
     public static func status(_ status: PlayerStatus, now: Int64, to response: inout ResponseWriter) {
-        response.field("volume", status.isMuted ? 0 : status.volume)
+        // Without a mixer to read, MPD leaves the line out.
+        if let volume = status.volume {
+            response.field("volume", status.isMuted ? 0 : volume)
+        }
         response.field("repeat", status.repeatMode)
         response.field("random", status.random)
         response.field("single", status.single.rawValue)

@@ -38,7 +38,9 @@ enum Commands {
         add("volume", .deferred(changeVolume))
         add(
             "getvol",
-            .immediate { service, call throws(Ack) in call.response.field("volume", service.engine.status.volume) })
+            .immediate { service, call throws(Ack) in
+                if let volume = service.engine.status.volume { call.response.field("volume", volume) }
+            })
         // The queue.
         add("add", .deferred(addURI))
         add("addid", .deferred(addID))
@@ -261,23 +263,41 @@ enum Commands {
 
     private static func setVolume(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let volume = try Argument.volume(call.argument(0))
-        do {
-            try await service.engine.setVolume(volume)
-        } catch {
-            throw Ack(error, command: call.name)
-        }
+        try await Self.apply(volume: volume, service, call)
         return call
     }
 
     private static func changeVolume(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let change = try Argument.volumeChange(call.argument(0))
-        let volume = min(100, max(0, service.engine.status.volume + change))
-        do {
-            try await service.engine.setVolume(volume)
-        } catch {
-            throw Ack(error, command: call.name)
+        guard let current = service.engine.status.volume else {
+            throw Ack(.system, "No mixer", command: call.name)
         }
+        try await Self.apply(volume: min(100, max(0, current + change)), service, call)
         return call
+    }
+
+    /// Sets the volume where `--mixer` says it is: the samples' scale, or the card's mixer (whose new
+    /// reading is then mirrored at once, so the client's next `status` shows it). MPD's words when
+    /// there is no mixer, or it fails.
+    private static func apply(volume: Int, _ service: PlayerService, _ call: CommandCall) async throws(Ack) {
+        switch service.configuration.mixer {
+        case .software:
+            do {
+                try await service.engine.setVolume(volume)
+            } catch {
+                throw Ack(error, command: call.name)
+            }
+        case .none:
+            throw Ack(.unknown, "No mixer", command: call.name)
+        case .hardware:
+            guard let cardMixer = service.cardMixer else { throw Ack(.unknown, "No mixer", command: call.name) }
+            do {
+                try cardMixer.setVolume(volume)
+            } catch {
+                throw Ack(.unknown, "Failed to set mixer: \(error)", command: call.name)
+            }
+            await service.engine.mirrorVolume(cardMixer.volume())
+        }
     }
 
     // MARK: - The queue

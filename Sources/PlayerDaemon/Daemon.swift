@@ -64,7 +64,9 @@ public final class Daemon: Sendable {
         self.service = service
         // The saved position is back before the first client can ask for it.
         if let stateFile {
-            let persistence = StatePersistence(file: stateFile, engine: service.engine, logger: logger, restored: saved)
+            let persistence = StatePersistence(
+                file: stateFile, engine: service.engine, logger: logger, restored: saved,
+                savesVolume: configuration.mixer == .software)
             if let saved {
                 Self.wait { await persistence.resume(saved, playing: resumePlaying) }
             }

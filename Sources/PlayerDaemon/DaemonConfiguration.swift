@@ -24,6 +24,8 @@ public struct DaemonConfiguration: Sendable {
     public var maximumQueueLength = Queue.defaultMaximumLength
     /// The longest request line, in bytes.
     public var maximumLineLength = 65536
+    /// What sets the loudness: software volume (the default), a sound card's mixer, or nothing.
+    public var mixer: MixerChoice = .software
     /// Whether pausing releases the sound device.
     public var releasesOutputOnPause = false
     /// ReplayGain's preamp, missing-gain preamp and peak limit (`--replaygain-*`); its source is unused:

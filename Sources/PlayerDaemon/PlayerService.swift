@@ -24,6 +24,8 @@ public final class PlayerService: Sendable {
     let library: MusicLibrary?
     /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
     let storedPlaylists: StoredPlaylists?
+    /// The sound card's mixer, with `--mixer hardware`.
+    let cardMixer: CardMixer?
 
     /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
     /// library when one is configured (a library that cannot be opened is logged, and playerd runs
@@ -79,10 +81,26 @@ public final class PlayerService: Sendable {
                 queue: Queue(maximumLength: configuration.maximumQueueLength),
                 releasesOutputOnPause: configuration.releasesOutputOnPause)
         context.replayGainSettings = configuration.replayGain
-        let engine = AudioEngine(
-            configuration: EngineConfiguration(outputs: configuration.outputs.map(OutputDefinition.init)),
-            context: context)
+        var engineConfiguration = EngineConfiguration(outputs: configuration.outputs.map(OutputDefinition.init))
+        engineConfiguration.scalesVolume = configuration.mixer == .software
+        switch configuration.mixer {
+        case .software:
+            self.cardMixer = nil
+        case .none:
+            self.cardMixer = nil
+            context.mirrorVolume(nil)
+        case .hardware(let control, let device):
+            // The card's level, not the state file's, is the volume: other programs may have moved it.
+            let cardMixer = CardMixer(
+                device: MixerChoice.ctlDevice(given: device, outputs: configuration.outputs), control: control,
+                logger: logger)
+            cardMixer.start()
+            context.mirrorVolume(cardMixer.volume())
+            self.cardMixer = cardMixer
+        }
+        let engine = AudioEngine(configuration: engineConfiguration, context: context)
         self.engine = engine
+        self.cardMixer?.attach(to: engine)
         self.startedAt = engine.now()
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
         engine.observe { changes in
@@ -106,6 +124,7 @@ public final class PlayerService: Sendable {
 
     /// Stops playback and the audio thread, and the library's update (what it wrote stays).
     public func shutdown() {
+        self.cardMixer?.stop()
         self.library?.shutdown()
         self.engine.shutdown()
     }

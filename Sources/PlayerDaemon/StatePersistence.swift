@@ -21,11 +21,15 @@ final class StatePersistence: Sendable {
     private let sequence = Atomic<Int>(0)
     private let written = Mutex<Int>(0)
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// False when a sound card's mixer (or none) sets the loudness: the file then keeps the software
+    /// volume it had, for a later start with software volume, and the card keeps its own level.
+    private let savesVolume: Bool
     /// While playing, the position is saved at least this often.
     static let playingInterval: Int64 = 3_000_000_000
 
-    init(file: StateFile, engine: AudioEngine, logger: Logger, restored: SavedState?) {
+    init(file: StateFile, engine: AudioEngine, logger: Logger, restored: SavedState?, savesVolume: Bool = true) {
         self.file = file
+        self.savesVolume = savesVolume
         self.engine = engine
         self.logger = logger
         self.lastSaved.withLock { $0 = restored }
@@ -138,9 +142,12 @@ final class StatePersistence: Sendable {
 
     private func save(force: Bool) async {
         let number = self.sequence.add(1, ordering: .relaxed).newValue
-        guard let state = await self.snapshot() else { return }
-        let now = self.engine.now()
         let previous = self.lastSaved.withLock { $0 }
+        guard var state = await self.snapshot() else { return }
+        if !self.savesVolume {
+            state.volume = previous?.volume ?? SavedState().volume
+        }
+        let now = self.engine.now()
         let playingLongEnough =
             state.state == .play && now - self.lastSavedAt.load(ordering: .relaxed) >= Self.playingInterval
         var comparable = state
@@ -169,7 +176,8 @@ final class StatePersistence: Sendable {
             state.paths = queue.entries.map(\.path)
             state.current = context.state.entry.flatMap { queue.position(ofID: $0.id) } ?? queue.currentPosition
             state.state = context.state.kind == .prepare ? .play : context.state.kind
-            state.volume = context.volume
+            // Software volume is always there to read; a card's is not saved (see `save`).
+            state.volume = context.volume ?? state.volume
             state.isMuted = context.isMuted
             state.repeatMode = queue.repeatMode
             state.random = queue.random

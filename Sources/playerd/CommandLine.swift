@@ -36,6 +36,16 @@ struct CommandLineOptions {
                 "Where to play (default alsa); repeatable: every output plays at once, the first enabled one sets the pace. Attributes after the spec: name=NAME, enabled=no (env: several, separated by ;).",
             repeatable: true, environmentSeparator: ";"),
         OptionSpec(
+            name: "mixer", value: "kind", environment: "PLAYERD_MIXER",
+            help:
+                "What sets the volume: software (the default), hardware[:CONTROL] (the sound card's mixer; CONTROL defaults to PCM, then Master, then the first with a playback volume) or none."
+        ),
+        OptionSpec(
+            name: "mixer-device", value: "device", environment: "PLAYERD_MIXER_DEVICE",
+            help:
+                "The ALSA mixer device for --mixer hardware (default: the card of the first alsa output, else default)."
+        ),
+        OptionSpec(
             name: "music-dir", value: "path", environment: "PLAYERD_MUSIC_DIR",
             help:
                 "The music library's root, where relative paths resolve (default: XDG_MUSIC_DIR or ~/Music; /var/lib/playerd/music for root)."

@@ -55,7 +55,7 @@ enum Playerd {
             exit(1)
         }
         logger.info(
-            "listening on \(daemon.server.places.joined(separator: ", ")), playing on \(configuration.outputs.map(\.description).joined(separator: ", "))"
+            "listening on \(daemon.server.places.joined(separator: ", ")), playing on \(configuration.outputs.map(\.description).joined(separator: ", ")), \(configuration.mixer) volume"
         )
         let mpris = exportsMPRIS ? Self.startMPRIS(daemon: daemon, logger: logger) : nil
         daemon.runUntilSignalled(beforeShutdown: { mpris?.stop() })
@@ -79,6 +79,17 @@ enum Playerd {
             try ConfiguredOutput.checkList(configuration.outputs)
         } catch {
             throw UsageError(error.description)
+        }
+        do {
+            configuration.mixer = try MixerChoice(parsing: options["mixer"] ?? "software")
+        } catch {
+            throw UsageError(error.description)
+        }
+        if let device = options["mixer-device"] {
+            guard case .hardware(let control, _) = configuration.mixer else {
+                throw UsageError("--mixer-device \"\(device)\" needs --mixer hardware")
+            }
+            configuration.mixer = .hardware(control: control, device: device)
         }
         configuration.musicDirectory = (options["music-dir"] ?? Self.defaultMusicDirectory(environment))
             .map(Self.absolute)

@@ -1,5 +1,6 @@
 import Audio
 import Foundation
+import PulseTestSupport
 import Testing
 
 /// The real mixer path: alsa-lib's `pulse` ctl plugin against a private pulseaudio's null sink.

@@ -1,29 +1,42 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A private pulseaudio with a null sink, so ALSA's `pulse` ctl shows a `Master` control without a
 /// sound card (DESIGN §10). Runs as root too: `-n` skips the default script, HOME and
 /// XDG_RUNTIME_DIR point at a temporary directory, and the socket is not named `pulse` (pulseaudio
 /// makes a directory of that name there). `stop()` kills it and removes the directory.
-final class PulseServer {
-    let directory: URL
-    let socket: String
+public final class PulseServer {
+    /// Its private directory (HOME and XDG_RUNTIME_DIR).
+    public let directory: URL
+    /// Its socket's path.
+    public let socket: String
     /// Spawned with posix_spawn, not Foundation's Process: Process's reaper blocked in wait4 on this
     /// long-lived child and never noticed pactl's exit.
     private var pid: pid_t = 0
 
     /// The value for PULSE_SERVER.
-    var address: String { "unix:" + socket }
+    public var address: String { "unix:" + socket }
 
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-\(UUID().uuidString)")
+    /// Starts it and waits (up to 10 s) for its socket: a fresh one, or `socket` (a server started
+    /// again where an earlier one was, as a restarted sound server comes back).
+    public init(socket: String? = nil) throws {
+        if let socket {
+            directory = URL(fileURLWithPath: socket).deletingLastPathComponent()
+            self.socket = socket
+        } else {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-\(UUID().uuidString)")
+            self.socket = directory.appendingPathComponent("sock").path
+        }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        socket = directory.appendingPathComponent("sock").path
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = directory.path
         environment["XDG_RUNTIME_DIR"] = directory.path
         let arguments = [
             "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "-L", "module-null-sink", "-L",
-            "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
+            "module-native-protocol-unix socket=\(self.socket) auth-anonymous=1",
         ]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -40,7 +53,7 @@ final class PulseServer {
             throw CocoaError(.executableLoad)
         }
         let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socket) {
+        while !FileManager.default.fileExists(atPath: self.socket) {
             guard Date() < deadline, waitpid(pid, nil, WNOHANG) == 0 else {
                 stop()
                 throw CocoaError(.fileNoSuchFile)
@@ -49,24 +62,38 @@ final class PulseServer {
         }
     }
 
-    func stop() {
-        if pid > 0 {
-            kill(pid, SIGTERM)
-            waitpid(pid, nil, 0)
-            pid = 0
-        }
+    /// Kills it (SIGTERM, then waits) and removes its directory. Calling it again does nothing.
+    public func stop() {
+        guard pid > 0 else { return }
+        kill(pid, SIGTERM)
+        waitpid(pid, nil, 0)
+        pid = 0
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// `pactl` against this server.
-    func pactl(_ arguments: String...) throws -> String {
-        String(
-            decoding: try run("/usr/bin/pactl", arguments, environment: ["PULSE_SERVER": address]).stdout, as: UTF8.self
-        )
+    deinit {
+        self.stop()
+    }
+
+    /// `pactl` against this server: what it printed.
+    public func pactl(_ arguments: String...) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = self.address
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: printed, as: UTF8.self)
     }
 
     /// The null sink's volume in percent (front-left), as pactl prints it.
-    func sinkPercent() throws -> Int? {
+    public func sinkPercent() throws -> Int? {
         let text = try pactl("get-sink-volume", "@DEFAULT_SINK@")
         guard let match = text.firstMatch(of: /(\d+)%/) else { return nil }
         return Int(match.1)
