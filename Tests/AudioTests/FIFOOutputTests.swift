@@ -3,16 +3,30 @@ import Testing
 
 @testable import Audio
 
-/// A fresh directory for one test's FIFO, removed by the caller.
-private func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "playerd-test-fifo-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-    return path
+/// Where one test's FIFO goes: `path` in a fresh directory, removed with the value.
+private final class ScratchFIFO {
+    let directory: String
+    let path: String
+
+    /// A directory, and the FIFO itself when `makingTheFIFO` (else the output makes it).
+    init(makingTheFIFO: Bool = false) throws {
+        self.directory = NSTemporaryDirectory() + "playerd-test-fifo-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: false)
+        self.path = self.directory + "/snapfifo"
+        if makingTheFIFO, mkfifo(self.path, 0o600) != 0 {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: self.directory)
+    }
 }
 
-/// The read end of a FIFO, non-blocking: `readAll` takes whatever is in the pipe now.
+/// The read end of a FIFO, non-blocking: `readAll` takes whatever is in the pipe now. Closed by
+/// `close()` (a test that needs the pipe held open calls it last) or with the value.
 private final class FIFOReader {
-    let descriptor: Int32
+    private(set) var descriptor: Int32
 
     init(path: String) {
         self.descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
@@ -29,7 +43,14 @@ private final class FIFOReader {
         }
     }
 
-    func close() { _ = Glibc.close(self.descriptor) }
+    func close() {
+        if self.descriptor >= 0 { _ = Glibc.close(self.descriptor) }
+        self.descriptor = -1
+    }
+
+    deinit {
+        self.close()
+    }
 }
 
 /// Writes `seconds` of a 44.1 kHz stereo sine in chunks of 4410 frames, calling `afterEach` between.
@@ -49,12 +70,10 @@ private func writeSine(
 struct FIFOOutputTests {
     @Test("a reader that reads everything gets the resampled stream, byte for byte")
     func readerGetsTheResampledStream() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/snapfifo"
-        #expect(mkfifo(path, 0o600) == 0)
+        let scratch = try ScratchFIFO(makingTheFIFO: true)
+        let path = scratch.path
         let reader = FIFOReader(path: path)
-        defer { reader.close() }
+        defer { reader.close() }  // and the pipe stays open until the test's end
         let output = FIFOOutput(path: path, clock: VirtualClock())
         try output.open(format: stereo44)
         #expect(output.problem == nil)
@@ -80,9 +99,8 @@ struct FIFOOutputTests {
 
     @Test("with no reader it plays on, says so after a second, and a reader appearing gets the present at once")
     func noReaderThenAReader() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/snapfifo"
+        let scratch = try ScratchFIFO()
+        let path = scratch.path
         let clock = VirtualClock()
         let output = FIFOOutput(path: path, clock: clock)
         try output.open(format: stereo44)  // makes the FIFO: the directory is not sticky
@@ -108,10 +126,8 @@ struct FIFOOutputTests {
 
     @Test("a reader that leaves causes no EPIPE and no SIGPIPE; the output says so, and a new reader gets data")
     func readerLeavesAndReturns() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/snapfifo"
-        #expect(mkfifo(path, 0o600) == 0)
+        let scratch = try ScratchFIFO(makingTheFIFO: true)
+        let path = scratch.path
         let clock = VirtualClock()
         var reader = FIFOReader(path: path)
         let output = FIFOOutput(path: path, clock: clock)
@@ -131,12 +147,10 @@ struct FIFOOutputTests {
 
     @Test("pause takes back what the reader has not read and resume writes it again; drop discards it")
     func pauseAndDrop() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/snapfifo"
-        #expect(mkfifo(path, 0o600) == 0)
+        let scratch = try ScratchFIFO(makingTheFIFO: true)
+        let path = scratch.path
         let reader = FIFOReader(path: path)
-        defer { reader.close() }
+        defer { reader.close() }  // and the pipe stays open until the test's end
         let output = FIFOOutput(path: path, clock: VirtualClock())
         try output.open(format: stereo44)
         try writeSine(output, seconds: 0.3)
@@ -155,12 +169,10 @@ struct FIFOOutputTests {
 
     @Test("a reader that never reads never blocks the writer; what does not fit is counted as dropped")
     func stalledReader() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/snapfifo"
-        #expect(mkfifo(path, 0o600) == 0)
+        let scratch = try ScratchFIFO(makingTheFIFO: true)
+        let path = scratch.path
         let reader = FIFOReader(path: path)
-        defer { reader.close() }
+        defer { reader.close() }  // and the pipe stays open until the test's end
         let output = FIFOOutput(path: path, clock: VirtualClock())
         try output.open(format: stereo44)
         let started = ContinuousClock.now
@@ -176,9 +188,8 @@ struct FIFOOutputTests {
 
     @Test("a FIFO removed and made again at the path is opened again within a second")
     func replacedFIFO() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/snapfifo"
+        let scratch = try ScratchFIFO()
+        let path = scratch.path
         let clock = VirtualClock()
         let output = FIFOOutput(path: path, clock: clock)
         try output.open(format: stereo44)
@@ -193,12 +204,10 @@ struct FIFOOutputTests {
 
     @Test("frames stay whole for the reader through cut writes, stale discards, pause and drop (6-byte frames)")
     func framesStayAligned() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/snapfifo"
-        #expect(mkfifo(path, 0o600) == 0)
+        let scratch = try ScratchFIFO(makingTheFIFO: true)
+        let path = scratch.path
         let reader = FIFOReader(path: path)
-        defer { reader.close() }
+        defer { reader.close() }  // and the pipe stays open until the test's end
         // Stereo in, three channels out (the third silent), at the same rate: no soxr, and every frame
         // the reader gets must be (16384, -16384, 0). Pipe pages (4096 bytes) cut 6-byte frames.
         let format = try FIFOFormat(parsing: "48000:16:3")
@@ -240,8 +249,8 @@ struct FIFOOutputTests {
 
     @Test("a path that is not a FIFO, or a missing FIFO in a sticky directory, is a clear error")
     func pathsThatCannotWork() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchFIFO()
+        let directory = scratch.directory
         let file = directory + "/regular"
         #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         let regular = FIFOOutput(path: file, clock: VirtualClock())

@@ -233,10 +233,20 @@ func waitUntil(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: (PlayerStatus) -> Bool
 ) async throws {
+    try await waitUntil(timeout: timeout, what: "status: \(engine.status)", sourceLocation: sourceLocation) {
+        condition(engine.status)
+    }
+}
+
+/// Waits (polling every 5 ms) until `condition` holds; after `timeout` records an issue naming `what`.
+func waitUntil(
+    timeout: Duration, what: @autoclosure () -> String = "", sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () -> Bool
+) async throws {
     let deadline = ContinuousClock.now + timeout
-    while !condition(engine.status) {
+    while !condition() {
         if ContinuousClock.now > deadline {
-            Issue.record("timed out; status: \(engine.status)", sourceLocation: sourceLocation)
+            Issue.record("timed out; \(what())", sourceLocation: sourceLocation)
             return
         }
         try await Task.sleep(for: .milliseconds(5))

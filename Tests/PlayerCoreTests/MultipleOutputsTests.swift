@@ -374,17 +374,3 @@ struct MultipleOutputsTests {
         #expect(engine.status.error == "All audio outputs are disabled")
     }
 }
-
-/// Waits (polling, with a limit) until `condition` holds.
-func waitUntil(
-    timeout: Duration, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now > deadline {
-            Issue.record("timed out", sourceLocation: sourceLocation)
-            return
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}

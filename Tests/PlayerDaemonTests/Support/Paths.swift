@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -167,6 +168,21 @@ func runProgram(
     within limit: Duration = .seconds(20)
 ) throws -> ProgramResult {
     try BackgroundProgram(executable, arguments, environment: environment).finish(within: limit)
+}
+
+/// Checks that a WAV output's recording holds exactly the PCM mpg123 decodes from the fixture `name`
+/// (a scratch file for mpg123's output goes in `directory`): what every output is owed, unscaled.
+func expectRecording(
+    _ wav: String, holdsDecoded name: String, scratch directory: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let reference = directory + "/reference.raw"
+    let decoded = try runProgram("/usr/bin/mpg123", ["-q", "-O", reference, Paths.fixture(name)])
+    #expect(decoded.status == 0, "\(decoded)", sourceLocation: sourceLocation)
+    let expected = try Data(contentsOf: URL(fileURLWithPath: reference))
+    let recorded = try Data(contentsOf: URL(fileURLWithPath: wav))
+    #expect(!expected.isEmpty && recorded.count == 44 + expected.count, sourceLocation: sourceLocation)
+    #expect(recorded.dropFirst(44) == expected, sourceLocation: sourceLocation)
 }
 
 /// Tries `condition` every 20 ms until it holds; throws, naming `what`, when `limit` passes first.
