@@ -133,10 +133,23 @@ public struct LineFramer: Sendable {
         return nil
     }
 
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var any: UInt8 = 0
+        for byte in bytes {
+            any |= byte
+        }
+        return any < 0x80
+    }
+
     private func decode(_ piece: UnsafeRawBufferPointer) -> Frame {
         var bytes = piece.assumingMemoryBound(to: UInt8.self)
         if bytes.last == ASCII.carriageReturn {
             bytes = UnsafeBufferPointer(rebasing: bytes.dropLast())
+        }
+        // Requests are nearly always ASCII, which needs no validating: checking it is a plain loop, where
+        // `String(validating:)` cost about a thousand instructions for `status`.
+        if LineFramer.isASCII(bytes) {
+            return .line(String(decoding: bytes, as: UTF8.self))
         }
         guard let line = String(validating: bytes, as: UTF8.self) else {
             return self.repairsInvalidUTF8 ? .line(String(decoding: bytes, as: UTF8.self)) : .invalidUTF8

@@ -34,23 +34,23 @@ public struct ResponseWriter: Sendable {
 
     /// `OK`, the end of a successful answer.
     public mutating func ok() {
-        self.bytes.append(contentsOf: "OK\n".utf8)
+        self.appendText("OK\n")
     }
 
     /// `list_OK`, after each command of a `command_list_ok_begin` list.
     public mutating func listOK() {
-        self.bytes.append(contentsOf: "list_OK\n".utf8)
+        self.appendText("list_OK\n")
     }
 
     /// The ACK line that ends a failed answer.
     public mutating func ack(_ ack: Ack) {
-        self.bytes.append(contentsOf: "ACK [".utf8)
+        self.appendText("ACK [")
         self.appendInteger(ack.code.rawValue)
         self.bytes.append(0x40)  // @
         self.appendInteger(ack.listIndex)
-        self.bytes.append(contentsOf: "] {".utf8)
+        self.appendText("] {")
         self.appendValue(ack.command)
-        self.bytes.append(contentsOf: "} ".utf8)
+        self.appendText("} ")
         self.appendValue(ack.message)
         self.bytes.append(ASCII.newline)
     }
@@ -64,6 +64,39 @@ public struct ResponseWriter: Sendable {
     public mutating func appendRaw(_ text: some StringProtocol) {
         self.bytes.append(contentsOf: text.utf8)
     }
+
+    /// Text already in the protocol's form, appended as it is: a `String` is copied in one piece.
+    public mutating func appendRaw(_ text: String) {
+        self.appendText(text)
+    }
+
+    /// Bytes already in the protocol's form (a kept answer), appended as they are.
+    public mutating func appendRaw(bytes: [UInt8]) {
+        self.bytes.append(contentsOf: bytes)
+    }
+
+    /// Another writer's answer, appended as it is.
+    public mutating func append(_ other: ResponseWriter) {
+        self.bytes.append(contentsOf: other.bytes)
+    }
+
+    /// Forgets what was written after the first `count` bytes (a command that failed half-way through
+    /// its answer), keeping the buffer.
+    public mutating func removeAll(after count: Int) {
+        precondition(count >= 0 && count <= self.bytes.count, "cannot keep more than was written")
+        self.bytes.removeSubrange(count...)
+    }
+
+    /// Bytes written so far.
+    public var count: Int { self.bytes.count }
+
+    /// Calls `body` with the answer's bytes, valid only during the call.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try self.bytes.withUnsafeBytes(body)
+    }
+
+    /// Bytes the buffer holds before it must grow.
+    public var capacity: Int { self.bytes.capacity }
 
     /// `key: value`. A newline or carriage return in the value becomes a space: clients read one
     /// field per line, and a tag with a newline in it must not forge a second field.
@@ -148,18 +181,30 @@ public struct ResponseWriter: Sendable {
     private static let largestSeconds = 1e12
 
     private mutating func appendKey(_ key: String) {
-        self.bytes.append(contentsOf: key.utf8)
+        self.appendText(key)
         self.bytes.append(ASCII.colon)
         self.bytes.append(ASCII.space)
     }
 
     private mutating func appendValue(_ value: String) {
         let start = self.bytes.count
-        self.bytes.append(contentsOf: value.utf8)
+        self.appendText(value)
         // A second pass only over what was just copied; values are short and rarely hold a newline.
-        for index in start..<self.bytes.count
-        where self.bytes[index] == ASCII.newline || self.bytes[index] == ASCII.carriageReturn {
-            self.bytes[index] = ASCII.space
+        self.bytes.withUnsafeMutableBufferPointer { bytes in
+            for index in start..<bytes.count
+            where bytes[index] == ASCII.newline || bytes[index] == ASCII.carriageReturn {
+                bytes[index] = ASCII.space
+            }
+        }
+    }
+
+    /// Appends a string's UTF-8 as one copy of its contiguous bytes (every native string has them):
+    /// appending the `utf8` view as a sequence cost about a hundred instructions a key, which adds up
+    /// over the two dozen keys and values of a `status` answer.
+    private mutating func appendText(_ text: String) {
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { self.bytes.append(contentsOf: $0) }
+        if copied == nil {
+            self.bytes.append(contentsOf: text.utf8)
         }
     }
 
@@ -167,18 +212,21 @@ public struct ResponseWriter: Sendable {
         if value < 0 {
             self.bytes.append(ASCII.minus)
         }
-        // Digits from the most significant down, from a fixed-size scratch buffer: reversing a slice of
-        // `bytes` in place copied it first (one allocation per number of two digits or more).
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            var magnitude = value.magnitude
-            var index = scratch.count
-            repeat {
-                index -= 1
-                scratch[index] = ASCII.zero + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            self.bytes.append(contentsOf: scratch[index...])
+        var magnitude = value.magnitude
+        if magnitude < 10 {
+            // Most numbers in answers are one digit (flags, positions, ids of a short queue).
+            self.bytes.append(ASCII.zero + UInt8(magnitude))
+            return
+        }
+        // Digits from the most significant down: the largest power of ten not above the value first.
+        var divisor: UInt = 10
+        while magnitude / divisor >= 10 {
+            divisor *= 10
+        }
+        while divisor > 0 {
+            self.bytes.append(ASCII.zero + UInt8(magnitude / divisor))
+            magnitude %= divisor
+            divisor /= 10
         }
     }
 
