@@ -40,7 +40,11 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// True once the client holds one of the server's places (released when it goes).
     private var admitted = false
     private var context: ChannelHandlerContext?
-    private var output: ByteBuffer
+    /// What the client has been answered and not yet sent. Immediate commands write into it directly;
+    /// it keeps its buffer from one answer to the next (see `flush`).
+    private var answer = ResponseWriter(capacity: 0)
+    /// The command the client ran last (see `CommandTable.lookup(_:permission:listIndex:remembering:)`).
+    private var lastCommand: (spec: CommandSpec, handler: CommandHandler)?
     /// Wrong passwords this connection has sent.
     private var wrongPasswords = 0
     /// When a network client last sent anything; it is disconnected after a silence outside `idle`.
@@ -53,7 +57,6 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.origin = origin
         self.logger = logger
         self.framer = LineFramer(maximumLineLength: service.configuration.maximumLineLength)
-        self.output = ByteBufferAllocator().buffer(capacity: 1024)
     }
 
     // MARK: - Lifecycle
@@ -163,7 +166,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             let frame = self.pending[self.pendingHead]
             self.pendingHead += 1
             self.handle(frame, context: context)
-            if self.output.readableBytes >= 64 * 1024 {
+            if self.answer.count >= 64 * 1024 {
                 // Hand big answers to the channel as they grow, so that its writability reflects them.
                 self.flush(context: context)
             }
@@ -223,7 +226,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         case .collect:
             break
         case .execute(let request):
-            self.run([.success(request)], okMode: false, isList: false)
+            if self.execute(request, at: 0, okMode: false, isList: false, in: nil) {
+                self.answer.ok()
+            }
         case .executeList(let entries, let okMode):
             self.run(entries, okMode: okMode, isList: true)
         case .reject(let error):
@@ -240,8 +245,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: - Running commands
 
-    /// Runs a command list (or one command) from `index` on: immediate commands at once, deferred
-    /// ones on the audio thread, resuming here when they answer.
+    /// Runs a command list from `index` on: immediate commands at once, deferred ones on the audio
+    /// thread, resuming here when they answer.
     private func run(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, from index: Int = 0) {
         var index = index
         var ranThisTurn = 0
@@ -261,114 +266,136 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                     endsConnection: error.endsConnection)
                 return
             }
-            let entry: (spec: CommandSpec, handler: CommandHandler)
-            do {
-                entry = try Commands.table.lookup(request, permission: self.settings.permission, listIndex: index)
-            } catch {
-                self.fail(error)
-                return
-            }
-            var call = CommandCall(name: request.name, arguments: request.arguments, session: self.settings)
-            switch entry.handler {
-            case .session:
-                if isList {
-                    self.fail(
-                        Ack(
-                            .argument, "\(request.name) is not allowed in a command list", command: request.name,
-                            listIndex: index))
-                } else {
-                    self.runSessionCommand(request)
-                }
-                return
-            case .immediate(let handler):
-                do {
-                    try handler(self.service, &call)
-                } catch {
-                    if error.code == .password && self.origin != .socketFile {
-                        self.refusePassword(Self.named(error, request, index))
-                    } else {
-                        self.fail(Self.named(error, request, index))
-                    }
-                    return
-                }
-                self.settings = call.session
-                self.output.writeBytes(call.response.bytes)
-                if okMode { self.write("list_OK\n") }
-                index += 1
-            case .deferred where isList && request.name == "add":
-                self.runAdds(entries, okMode: okMode, from: index)
-                return
-            case .deferred(let handler):
-                guard let promise = self.startDeferred(&call) else { return }
-                let service = self.service
-                let sentCall = call
-                self.running = Task {
-                    do throws(Ack) {
-                        promise.succeed(.success(try await handler(service, sentCall)))
-                    } catch {
-                        promise.succeed(.failure(error))
-                    }
-                }
-                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request)
-                return
-            case .library(let handler, let quick):
-                let changeCount = self.service.library?.changeCount ?? 0
-                let key = quick ? QueryAnswerCache.key(call) : nil
-                if quick, let library = self.service.library {
-                    if let key, let kept = self.service.answers.answer(key, changeCount: changeCount) {
-                        self.output.writeBytes(kept)
-                        if okMode { self.write("list_OK\n") }
-                        index += 1
-                        continue
-                    }
-                    let service = self.service
-                    let attempt = call
-                    let answered: CommandCall?
-                    do {
-                        answered = try library.quickly { () throws(Ack) -> CommandCall in
-                            var call = attempt
-                            try handler(service, &call, WalkCancellation())
-                            return call
-                        }
-                    } catch {
-                        self.fail(Self.named(error, request, index))
-                        return
-                    }
-                    if let answered {
-                        if let key {
-                            self.service.answers.keep(answered.response.bytes, for: key, changeCount: changeCount)
-                        }
-                        self.settings = answered.session
-                        self.output.writeBytes(answered.response.bytes)
-                        if okMode { self.write("list_OK\n") }
-                        index += 1
-                        continue
-                    }
-                }
-                guard let promise = self.startDeferred(&call) else { return }
-                let service = self.service
-                let sentCall = call
-                let cancellation = WalkCancellation()
-                self.runningQuery = cancellation
-                FileSystemWork.submit(on: .library) {
-                    var call = sentCall
-                    do throws(Ack) {
-                        try handler(service, &call, cancellation)
-                        promise.succeed(.success(call))
-                    } catch {
-                        promise.succeed(.failure(error))
-                    }
-                }
-                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request) { done in
-                    // A whole answer that was too slow to be quick (`list Artist` of 20,000 songs) is kept too.
-                    if let key, let stream = done.stream, !stream.hasSent {
-                        service.answers.keep(done.response.bytes, for: key, changeCount: changeCount)
-                    }
-                }
-                return
-            }
+            guard self.execute(request, at: index, okMode: okMode, isList: isList, in: entries) else { return }
+            index += 1
         }
-        self.write("OK\n")
+        self.answer.ok()
+    }
+
+    /// Runs one command, at `index` of `entries` (nil for a single command outside a list, which then
+    /// needs no array). True when it has answered and the next may run; false when it failed, or answers
+    /// later (then its list goes on from `finishDeferred`).
+    private func execute(
+        _ request: Request, at index: Int, okMode: Bool, isList: Bool, in entries: [CommandListParser.Entry]?
+    ) -> Bool {
+        let entry: (spec: CommandSpec, handler: CommandHandler)
+        do {
+            entry = try Commands.table.lookup(
+                request, permission: self.settings.permission, listIndex: index, remembering: &self.lastCommand)
+        } catch {
+            self.fail(error)
+            return false
+        }
+        switch entry.handler {
+        case .session:
+            if isList {
+                self.fail(
+                    Ack(
+                        .argument, "\(request.name) is not allowed in a command list", command: request.name,
+                        listIndex: index))
+            } else {
+                self.runSessionCommand(request)
+            }
+            return false
+        case .immediate(let handler):
+            // The handler writes straight into the client's answer, which it borrows for the call; what a
+            // failing handler wrote is taken back out.
+            let mark = self.answer.count
+            var call = CommandCall(
+                name: request.name, arguments: request.arguments, session: self.settings,
+                response: ResponseWriter(capacity: 0))
+            swap(&call.response, &self.answer)
+            do {
+                try handler(self.service, &call)
+            } catch {
+                swap(&call.response, &self.answer)
+                self.answer.removeAll(after: mark)
+                if error.code == .password && self.origin != .socketFile {
+                    self.refusePassword(Self.named(error, request, index))
+                } else {
+                    self.fail(Self.named(error, request, index))
+                }
+                return false
+            }
+            swap(&call.response, &self.answer)
+            self.settings = call.session
+            if okMode { self.answer.listOK() }
+            return true
+        case .deferred where isList && request.name == "add":
+            self.runAdds(entries ?? [.success(request)], okMode: okMode, from: index)
+            return false
+        case .deferred(let handler):
+            var call = CommandCall(name: request.name, arguments: request.arguments, session: self.settings)
+            guard let promise = self.startDeferred(&call) else { return false }
+            let service = self.service
+            let sentCall = call
+            self.running = Task {
+                do throws(Ack) {
+                    promise.succeed(.success(try await handler(service, sentCall)))
+                } catch {
+                    promise.succeed(.failure(error))
+                }
+            }
+            self.finishDeferred(
+                promise, entries ?? [.success(request)], okMode: okMode, isList: isList, at: index, request)
+            return false
+        case .library(let handler, let quick):
+            var call = CommandCall(name: request.name, arguments: request.arguments, session: self.settings)
+            let changeCount = self.service.library?.changeCount ?? 0
+            let key = quick ? QueryAnswerCache.key(call) : nil
+            if quick, let library = self.service.library {
+                if let key, let kept = self.service.answers.answer(key, changeCount: changeCount) {
+                    self.answer.appendRaw(bytes: kept)
+                    if okMode { self.answer.listOK() }
+                    return true
+                }
+                let service = self.service
+                let attempt = call
+                let answered: CommandCall?
+                do {
+                    answered = try library.quickly { () throws(Ack) -> CommandCall in
+                        var call = attempt
+                        try handler(service, &call, WalkCancellation())
+                        return call
+                    }
+                } catch {
+                    self.fail(Self.named(error, request, index))
+                    return false
+                }
+                if let answered {
+                    if let key {
+                        self.service.answers.keep(answered.response.bytes, for: key, changeCount: changeCount)
+                    }
+                    self.settings = answered.session
+                    self.answer.append(answered.response)
+                    if okMode { self.answer.listOK() }
+                    return true
+                }
+            }
+            guard let promise = self.startDeferred(&call) else { return false }
+            let service = self.service
+            let sentCall = call
+            let cancellation = WalkCancellation()
+            self.runningQuery = cancellation
+            FileSystemWork.submit(on: .library) {
+                var call = sentCall
+                do throws(Ack) {
+                    try handler(service, &call, cancellation)
+                    promise.succeed(.success(call))
+                } catch {
+                    promise.succeed(.failure(error))
+                }
+            }
+            self.finishDeferred(
+                promise, entries ?? [.success(request)], okMode: okMode, isList: isList, at: index, request
+            ) { done in
+                // A whole answer that was too slow to be quick (`list Artist` of 20,000 songs) is kept too.
+                if let key, let stream = done.stream, !stream.hasSent {
+                    service.answers.keep(done.response.bytes, for: key, changeCount: changeCount)
+                }
+            }
+            return false
+        }
     }
 
     /// Readies a command that answers later: what earlier commands answered goes first (a long answer
@@ -400,8 +427,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             case .success(let done):
                 answered?(done)
                 self.settings = done.session
-                self.output.writeBytes(done.response.bytes)
-                if okMode { self.write("list_OK\n") }
+                self.answer.append(done.response)
+                if okMode { self.answer.listOK() }
                 self.run(entries, okMode: okMode, isList: isList, from: index + 1)
             case .failure(let ack):
                 self.fail(Self.named(ack, request, index))
@@ -419,7 +446,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// kept every answer in memory).
     private func mustPause(afterRunning count: Int) -> Bool {
         guard let context = self.context else { return false }
-        return count >= Self.commandsPerTurn || self.output.readableBytes >= 64 * 1024 || !context.channel.isWritable
+        return count >= Self.commandsPerTurn || self.answer.count >= 64 * 1024 || !context.channel.isWritable
     }
 
     /// Stops a list before `index`, sends what it has answered so far, and goes on at the client's next
@@ -470,7 +497,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             self.running = nil
             guard !self.closing else { return }
             if okMode {
-                for _ in 0..<result.added { self.write("list_OK\n") }
+                for _ in 0..<result.added { self.answer.listOK() }
             }
             if let failure = result.failure {
                 self.fail(Self.named(failure, requests[result.added], index + result.added))
@@ -584,14 +611,14 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
         self.unseen.subtract(relevant)
         self.idling = nil
-        self.write("OK\n")
+        self.answer.ok()
         self.pump()
     }
 
     // MARK: - Output
 
     private func write(_ text: String) {
-        self.output.writeString(text)
+        self.answer.appendRaw(text)
     }
 
     private func send(_ text: String, context: ChannelHandlerContext) {
@@ -599,10 +626,19 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.flush(context: context)
     }
 
+    /// An answer buffer that has grown past this (a long listing's) is let go once sent, so that an
+    /// idle client holds little memory.
+    static let keptAnswerCapacity = 4096
+
     private func flush(context: ChannelHandlerContext) {
-        guard self.output.readableBytes > 0 else { return }
-        let buffer = self.output
-        self.output = context.channel.allocator.buffer(capacity: 1024)
+        guard !self.answer.isEmpty else { return }
+        var buffer = context.channel.allocator.buffer(capacity: self.answer.count)
+        self.answer.withUnsafeBytes { _ = buffer.writeBytes($0) }
+        if self.answer.capacity > Self.keptAnswerCapacity {
+            self.answer = ResponseWriter(capacity: 0)
+        } else {
+            self.answer.removeAll()
+        }
         context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
     }
 }
