@@ -3,6 +3,10 @@ import Logging
 import NIOCore
 import PlayerCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One connected client. Lives on its channel's event loop: it frames the bytes into lines, follows
 /// command lists, runs one command at a time (later lines wait their turn), answers `idle` when a
 /// change it waits for arrives, and never lets one client's bad input reach another.
@@ -43,6 +47,12 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// What the client has been answered and not yet sent. Immediate commands write into it directly;
     /// it keeps its buffer from one answer to the next (see `flush`).
     private var answer = ResponseWriter(capacity: 0)
+    /// The connection's socket, to which answers are written straight when the channel has none of
+    /// them queued (see `flush`); nil when the channel does not expose one.
+    private var socket: NIOBSDSocket.Handle?
+    /// Answers handed to the channel that it has not finished writing: until it has, later answers go
+    /// the same way, behind them.
+    private var writesInChannel = 0
     /// The command the client ran last (see `CommandTable.lookup(_:permission:listIndex:remembering:)`).
     private var lastCommand: (spec: CommandSpec, handler: CommandHandler)?
     /// Wrong passwords this connection has sent.
@@ -74,6 +84,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         self.admitted = true
+        self.socket = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(
+            of: NIOBSDSocket.Handle.self
+        ) { $0 }
         if let host = self.origin.remoteHost {
             // SO_PEERCRED on a TCP socket answers the overflow uid, which is nobody's.
             self.settings.remoteHost = host
@@ -630,15 +643,46 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// idle client holds little memory.
     static let keptAnswerCapacity = 4096
 
+    /// Sends what the client has been answered. Written straight to the socket when the channel has
+    /// nothing of this client's queued and the socket takes it all at once, as it nearly always does:
+    /// the channel's write path cost more than the rest of a `status` request. What the socket does not
+    /// take (a client slow to read, an error) goes through the channel, which waits for room, counts it
+    /// against the high-water mark and meets the error, as it did for every answer before.
     private func flush(context: ChannelHandlerContext) {
         guard !self.answer.isEmpty else { return }
-        var buffer = context.channel.allocator.buffer(capacity: self.answer.count)
-        self.answer.withUnsafeBytes { _ = buffer.writeBytes($0) }
+        var sent = 0
+        if let socket = self.socket, self.writesInChannel == 0, self.context != nil, !self.closing {
+            sent = self.answer.withUnsafeBytes { Self.send($0, to: socket) }
+        }
+        if sent < self.answer.count {
+            var buffer = context.channel.allocator.buffer(capacity: self.answer.count - sent)
+            self.answer.withUnsafeBytes { _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
+            self.writesInChannel += 1
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.assumeIsolated().whenComplete { [self] _ in
+                // Only counts: this may run inside the channel's close, after its socket is gone.
+                self.writesInChannel -= 1
+            }
+            context.writeAndFlush(self.wrapOutboundOut(buffer), promise: written)
+        }
         if self.answer.capacity > Self.keptAnswerCapacity {
             self.answer = ResponseWriter(capacity: 0)
         } else {
             self.answer.removeAll()
         }
-        context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// Writes what `bytes` the socket takes now, without waiting; returns how many (0 on an error, which
+    /// the channel then meets itself).
+    private static func send(_ bytes: UnsafeRawBufferPointer, to socket: NIOBSDSocket.Handle) -> Int {
+        while true {
+            let sent = Glibc.send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if sent >= 0 {
+                return sent
+            }
+            if errno != EINTR {
+                return 0
+            }
+        }
     }
 }
