@@ -377,7 +377,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 }
                 if let answered {
                     if let key {
-                        self.service.answers.keep(answered.response.bytes, for: key, changeCount: changeCount)
+                        self.service.answers.keep(answered.response, for: key, changeCount: changeCount)
                     }
                     self.settings = answered.session
                     self.answer.append(answered.response)
@@ -404,7 +404,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             ) { done in
                 // A whole answer that was too slow to be quick (`list Artist` of 20,000 songs) is kept too.
                 if let key, let stream = done.stream, !stream.hasSent {
-                    service.answers.keep(done.response.bytes, for: key, changeCount: changeCount)
+                    service.answers.keep(done.response, for: key, changeCount: changeCount)
                 }
             }
             return false

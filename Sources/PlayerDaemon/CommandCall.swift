@@ -37,7 +37,7 @@ struct CommandCall: Sendable {
     /// Hands the answer so far to the client if it has grown past a chunk; false when the client has
     /// gone. Without a stream the answer just grows.
     mutating func flushIfLarge() -> Bool {
-        guard let stream = self.stream, self.response.bytes.count >= 64 * 1024 else { return true }
+        guard let stream = self.stream, self.response.count >= 64 * 1024 else { return true }
         return stream.send(&self.response)
     }
 
