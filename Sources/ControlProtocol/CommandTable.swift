@@ -123,9 +123,8 @@ public struct CommandSpec: Sendable, Hashable {
     }
 
     /// MPD's checks of a request for this command, in MPD's order: the permission, then the argument
-    /// count.
-    @usableFromInline
-    func check(_ request: Request, permission: Permission, listIndex: Int) throws(Ack) {
+    /// count (what `CommandTable.lookup` checks once it has found the command).
+    public func check(_ request: Request, permission: Permission, listIndex: Int) throws(Ack) {
         guard permission.isSuperset(of: self.permission) else {
             throw Ack(
                 .permission, "you don't have permission for \"\(request.name)\"", command: request.name,
@@ -289,23 +288,6 @@ public struct CommandTable<Handler> {
             throw CommandSpec.unknown(request, listIndex: listIndex)
         }
         try entry.spec.check(request, permission: permission, listIndex: listIndex)
-        return entry
-    }
-
-    /// `lookup`, answered from `last` when the request names the same command as the one before (a
-    /// client polling `status`): comparing a name costs less than hashing it. `last` becomes the entry
-    /// found.
-    @inlinable
-    public func lookup(
-        _ request: Request, permission: Permission, listIndex: Int,
-        remembering last: inout (spec: CommandSpec, handler: Handler)?
-    ) throws(Ack) -> (spec: CommandSpec, handler: Handler) {
-        if let entry = last, entry.spec.name == request.name {
-            try entry.spec.check(request, permission: permission, listIndex: listIndex)
-            return entry
-        }
-        let entry = try self.lookup(request, permission: permission, listIndex: listIndex)
-        last = entry
         return entry
     }
 }

@@ -71,7 +71,11 @@ public struct ResponseWriter: @unchecked Sendable {
 
     /// `OK`, the end of a successful answer.
     public mutating func ok() {
-        self.appendText("OK\n")
+        let at = self.reserve(3)
+        at[0] = 0x4F  // O
+        at[1] = 0x4B  // K
+        at[2] = ASCII.newline
+        self.buffer.written += 3
     }
 
     /// `list_OK`, after each command of a `command_list_ok_begin` list.

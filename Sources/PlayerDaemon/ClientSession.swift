@@ -53,8 +53,13 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// Answers handed to the channel that it has not finished writing: until it has, later answers go
     /// the same way, behind them.
     private var writesInChannel = 0
-    /// The command the client ran last (see `CommandTable.lookup(_:permission:listIndex:remembering:)`).
-    private var lastCommand: (spec: CommandSpec, handler: CommandHandler)?
+    /// The last line run outside a list, and the request it was read as.
+    private var lastLine: (line: String, request: Request)?
+    /// Longer lines are not remembered: they are rarely sent twice in a row, and would hold memory.
+    static let longestRememberedLine = 64
+    /// The command the client ran last: a request naming it again is checked against its spec without
+    /// looking its name up (a client polling `status`).
+    private var lastCommand: RememberedCommand?
     /// Wrong passwords this connection has sent.
     private var wrongPasswords = 0
     /// When a network client last sent anything; it is disconnected after a silence outside `idle`.
@@ -140,13 +145,19 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !self.closing else { return }
-        self.lastInput = .now()
+        if self.origin.remoteHost != nil {
+            // Only network clients are disconnected after a silence (`watchSilence`).
+            self.lastInput = .now()
+        }
         let buffer = self.unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             self.framer.feed(bytes, into: &self.pending)
         }
         self.pump()
     }
+
+    /// Nothing to pass on: the session is the pipeline's last handler (the tail would do nothing with it).
+    func channelReadComplete(context: ChannelHandlerContext) {}
 
     /// A client that sends faster than it reads its answers is not read from while this many of its
     /// lines wait (and not served while its unread answers pass the channel's high-water mark), so its
@@ -169,8 +180,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// clients (a client sending a megabyte of `ping`s held everyone for half a second per 64 KiB read).
     private func pump() {
         guard let context = self.context else { return }
+        let channel = context.channel
         var handled = 0
-        while !self.busy && !self.closing && self.pendingHead < self.pending.count && context.channel.isWritable {
+        while !self.busy && !self.closing && self.pendingHead < self.pending.count && channel.isWritable {
             if handled == Self.commandsPerTurn {
                 self.pumpLater()
                 break
@@ -185,15 +197,20 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         if self.pendingHead == self.pending.count {
-            self.pending.removeAll(keepingCapacity: true)
+            if self.pending.count == 1 {
+                // The usual read, one line: cheaper than removing all, and the capacity stays too.
+                self.pending.removeLast()
+            } else {
+                self.pending.removeAll(keepingCapacity: true)
+            }
             self.pendingHead = 0
         }
         self.flush(context: context)
         let waiting = self.pending.count - self.pendingHead
-        let reading = context.channel.isActive && waiting < Self.maximumPendingLines
+        let reading = channel.isActive && waiting < Self.maximumPendingLines
         if reading != self.isReading {
             self.isReading = reading
-            context.channel.setOption(ChannelOptions.autoRead, value: reading).whenComplete { _ in }
+            channel.setOption(ChannelOptions.autoRead, value: reading).whenComplete { _ in }
             if reading {
                 context.read()
             }
@@ -227,7 +244,16 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
         let action: CommandListParser.Action
         if case .line(let line) = frame {
-            action = self.lists.consume(line)
+            if let last = self.lastLine, last.line == line, !self.lists.isCollecting {
+                // The same line as the last one run outside a list (a client polling `status`): outside a
+                // list the parser's answer depends on the line alone, so it is the same request.
+                action = .execute(last.request)
+            } else {
+                action = self.lists.consume(line)
+                if case .execute(let request) = action, line.utf8.count <= Self.longestRememberedLine {
+                    self.lastLine = (line, request)
+                }
+            }
         } else if let ack = self.framer.ack(for: frame) {
             // Inside a command list the line takes its slot and fails there: the list keeps one answer.
             self.logger.info("refused a request: \(ack.message)")
@@ -291,15 +317,22 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private func execute(
         _ request: Request, at index: Int, okMode: Bool, isList: Bool, in entries: [CommandListParser.Entry]?
     ) -> Bool {
-        let entry: (spec: CommandSpec, handler: CommandHandler)
+        let command: RememberedCommand
         do {
-            entry = try Commands.table.lookup(
-                request, permission: self.settings.permission, listIndex: index, remembering: &self.lastCommand)
+            if let last = self.lastCommand, last.spec.name == request.name {
+                try last.spec.check(request, permission: self.settings.permission, listIndex: index)
+                command = last
+            } else {
+                let entry = try Commands.table.lookup(
+                    request, permission: self.settings.permission, listIndex: index)
+                command = RememberedCommand(spec: entry.spec, handler: entry.handler)
+                self.lastCommand = command
+            }
         } catch {
             self.fail(error)
             return false
         }
-        switch entry.handler {
+        switch command.handler {
         case .session:
             if isList {
                 self.fail(
@@ -684,5 +717,17 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 return 0
             }
         }
+    }
+}
+
+/// A command's table entry, kept by a session for its next request (one reference to copy, not a spec
+/// and a handler).
+private final class RememberedCommand {
+    let spec: CommandSpec
+    let handler: CommandHandler
+
+    init(spec: CommandSpec, handler: CommandHandler) {
+        self.spec = spec
+        self.handler = handler
     }
 }
