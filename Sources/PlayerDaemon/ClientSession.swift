@@ -343,6 +343,10 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                 self.runSessionCommand(request)
             }
             return false
+        case .answer(let write):
+            write(self.service, &self.answer)
+            if okMode { self.answer.listOK() }
+            return true
         case .immediate(let handler):
             // The handler writes straight into the client's answer, which it borrows for the call; what a
             // failing handler wrote is taken back out.

@@ -55,6 +55,10 @@ struct CommandCall: Sendable {
 enum CommandHandler: Sendable {
     /// Runs synchronously; throws the ACK to send.
     case immediate(@Sendable (PlayerService, inout CommandCall) throws(Ack) -> Void)
+    /// Runs synchronously and only writes an answer from what the service publishes (`status`): it takes
+    /// no arguments, needs nothing of the client's settings and cannot fail, so it writes straight into
+    /// the client's answer, without a `CommandCall`.
+    case answer(@Sendable (PlayerService, inout ResponseWriter) -> Void)
     /// Runs asynchronously; returns the call with its answer written.
     case deferred(@Sendable (PlayerService, CommandCall) async throws(Ack) -> CommandCall)
     /// Runs synchronously on the library's threads (reads of the database, which may take long and
