@@ -3,15 +3,19 @@
 # side in one run: bench.sh's section D figure ("status p50 with 0 queued"), alone and quickly.
 #
 # One playerd (release, null output) and one mpd (null output) start on private sockets; then
-# RTT_ROUNDS times, alternating which goes first, `daemon-bench roundtrip SOCKET RTT_REQUESTS` asks
-# each daemon, unpinned, and then with the daemon's threads and daemon-bench on one core (taskset),
-# which leaves out the cost of waking a thread on the other core. Prints the p50 of every run and the
-# medians, min and max of the runs, and the ratio of the medians (playerd / mpd).
-# Knobs (environment): RTT_ROUNDS (9), RTT_REQUESTS (2000), RTT_CORE (1), RTT_BUILD (1; 0 skips the
-# release build), RTT_MODES ("unpinned pinned").
+# RTT_ROUNDS times, rotating which goes first, `daemon-bench roundtrip SOCKET RTT_REQUESTS` asks each
+# daemon, unpinned, and then with the daemons' threads and daemon-bench on one core (taskset), which
+# leaves out the cost of waking a thread on the other core. Prints the p50 of every run and the
+# medians, min and max of the runs, and the ratio of the medians (playerd / mpd). The machine is
+# noisy, and unpinned round trips are either fast (both ends on one core) or slow (a wake-up on the
+# other core): compare medians of many runs, 15 at least.
+# Knobs (environment): RTT_ROUNDS (15), RTT_REQUESTS (2000), RTT_CORE (1), RTT_BUILD (1; 0 skips the
+# release build), RTT_MODES ("unpinned pinned"), RTT_PLAYERD (the playerd binary; default the release
+# build), RTT_BASELINE (another playerd binary, an older build say, measured in the same runs as
+# "baseline").
 set -euo pipefail
 
-ROUNDS=${RTT_ROUNDS:-9}
+ROUNDS=${RTT_ROUNDS:-15}
 REQUESTS=${RTT_REQUESTS:-2000}
 CORE=${RTT_CORE:-1}
 MODES=${RTT_MODES:-unpinned pinned}
@@ -25,11 +29,11 @@ type -P mpd >/dev/null || die "mpd is not installed (apt-get install mpd)"
 if [[ ${RTT_BUILD:-1} != 0 ]]; then
     build_release playerd daemon-bench
 fi
-PLAYERD="$RELEASE/playerd"
+PLAYERD=${RTT_PLAYERD:-$RELEASE/playerd}
 DB="$RELEASE/daemon-bench"
 
 DIR="$TMP/daemons"
-mkdir -p "$DIR/music" "$DIR/mpd" "$DIR/playerd"
+mkdir -p "$DIR/music" "$DIR/mpd"
 cat >"$DIR/mpd/mpd.conf" <<CONF
 music_directory "$DIR/music"
 db_file "$DIR/mpd/db"
@@ -51,19 +55,34 @@ start() {
     out=$("$DB" start "$1" -- "${@:2}") || die "${2##*/} did not start: $out"
     kv pid <<<"$out" | tee -a "$KILL_PIDS"
 }
-PLAYERD_SOCKET="$DIR/playerd/socket"
-MPD_SOCKET="$DIR/mpd/socket"
-MINE_PID=$(start "$PLAYERD_SOCKET" "$PLAYERD" --socket "$PLAYERD_SOCKET" --output null \
-    --music-dir "$DIR/music" --library "$DIR/playerd/library.db" --state-file none --log-level warning)
-PEER_PID=$(start "$MPD_SOCKET" /usr/bin/mpd --no-daemon "$DIR/mpd/mpd.conf")
-for socket in "$PLAYERD_SOCKET" "$MPD_SOCKET"; do
-    "$DB" fill "$socket" 0 unused >/dev/null || die "clearing the queue on $socket failed"
+# start_playerd NAME BINARY: a playerd of its own in $DIR/NAME.
+start_playerd() {
+    mkdir -p "$DIR/$1"
+    start "$DIR/$1/socket" "$2" --socket "$DIR/$1/socket" --output null --music-dir "$DIR/music" \
+        --library "$DIR/$1/library.db" --state-file none --log-level warning
+}
+
+# The daemons measured: names, sockets and pids, in the order of the first round.
+NAMES=(playerd mpd)
+declare -A SOCKET PID
+SOCKET[playerd]="$DIR/playerd/socket"
+PID[playerd]=$(start_playerd playerd "$PLAYERD")
+SOCKET[mpd]="$DIR/mpd/socket"
+PID[mpd]=$(start "${SOCKET[mpd]}" /usr/bin/mpd --no-daemon "$DIR/mpd/mpd.conf")
+if [[ -n ${RTT_BASELINE:-} ]]; then
+    NAMES+=(baseline)
+    SOCKET[baseline]="$DIR/baseline/socket"
+    PID[baseline]=$(start_playerd baseline "$RTT_BASELINE")
+fi
+for name in "${NAMES[@]}"; do
+    "$DB" fill "${SOCKET[$name]}" 0 unused >/dev/null || die "clearing $name's queue failed"
 done
 
-# affinity CPUS: puts every thread of both daemons on CPUS.
+# affinity CPUS: puts every thread of every daemon on CPUS.
 affinity() {
-    taskset -a -p -c "$1" "$MINE_PID" >/dev/null
-    taskset -a -p -c "$1" "$PEER_PID" >/dev/null
+    for name in "${NAMES[@]}"; do
+        taskset -a -p -c "$1" "${PID[$name]}" >/dev/null
+    done
 }
 ALL_CPUS="0-$(($(nproc) - 1))"
 mkdir -p "$TMP/samples"
@@ -76,23 +95,26 @@ for mode in $MODES; do
         affinity "$ALL_CPUS"
     fi
     for ((i = 0; i < ROUNDS; i++)); do
-        for who in $( ((i % 2)) && echo "peer mine" || echo "mine peer"); do
-            socket=$([[ $who == mine ]] && echo "$PLAYERD_SOCKET" || echo "$MPD_SOCKET")
-            p50=$("${pin[@]}" "$DB" roundtrip "$socket" "$REQUESTS" | kv roundtrip_p50_us)
-            printf '%s\n' "$p50" >>"$TMP/samples/$mode-$who"
+        # Each round starts with the next daemon, so that none is always measured first.
+        for ((j = 0; j < ${#NAMES[@]}; j++)); do
+            name=${NAMES[$(((i + j) % ${#NAMES[@]}))]}
+            p50=$("${pin[@]}" "$DB" roundtrip "${SOCKET[$name]}" "$REQUESTS" | kv roundtrip_p50_us)
+            printf '%s\n' "$p50" >>"$TMP/samples/$mode-$name"
         done
     done
 done
 affinity "$ALL_CPUS"
 
-printf '%-9s %-8s %-22s %s\n' mode daemon "p50 us: median (min-max)" runs
+median() { stats <"$TMP/samples/$1" | cut -d' ' -f1; }
+printf '%-9s %-9s %-24s %s\n' mode daemon "p50 us: median (min-max)" "runs in order"
 for mode in $MODES; do
-    for who in mine peer; do
-        name=$([[ $who == mine ]] && echo playerd || echo mpd)
-        printf '%-9s %-8s %-22s %s\n' "$mode" "$name" "$(fmt %.1f "$(stats <"$TMP/samples/$mode-$who")")" \
-            "$(tr '\n' ' ' <"$TMP/samples/$mode-$who")"
+    for name in "${NAMES[@]}"; do
+        printf '%-9s %-9s %-24s %s\n' "$mode" "$name" "$(fmt %.1f "$(stats <"$TMP/samples/$mode-$name")")" \
+            "$(tr '\n' ' ' <"$TMP/samples/$mode-$name")"
     done
-    awk -v a="$(stats <"$TMP/samples/$mode-mine" | cut -d' ' -f1)" \
-        -v b="$(stats <"$TMP/samples/$mode-peer" | cut -d' ' -f1)" \
-        -v m="$mode" 'BEGIN { printf "%-9s ratio    %.3f (playerd / mpd, medians of %d runs)\n", m, a / b, '"$ROUNDS"' }'
+    for name in "${NAMES[@]}"; do
+        [[ $name == mpd ]] && continue
+        awk -v a="$(median "$mode-$name")" -v b="$(median "$mode-mpd")" -v m="$mode" -v n="$name" -v r="$ROUNDS" \
+            'BEGIN { printf "%-9s ratio     %s / mpd %.3f (medians of %d runs)\n", m, n, a / b, r }'
+    done
 done
