@@ -130,9 +130,11 @@ public struct CommandSpec: Sendable, Hashable {
                 .permission, "you don't have permission for \"\(request.name)\"", command: request.name,
                 listIndex: listIndex)
         }
-        if let ack = self.arityError(forCount: request.arguments.count) {
-            throw ack.at(listIndex: listIndex)
-        }
+        let count = request.arguments.count
+        guard count < self.minimumArguments || count > self.maximumArguments ?? .max,
+            let ack = self.arityError(forCount: count)
+        else { return }
+        throw ack.at(listIndex: listIndex)
     }
 
     /// The spec MPD 0.23 gives `name`, from `mpdStandard`.
