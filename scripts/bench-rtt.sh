@@ -5,8 +5,10 @@
 # One playerd (release, null output) and one mpd (null output) start on private sockets; then
 # RTT_ROUNDS times, rotating which goes first, `daemon-bench roundtrip SOCKET RTT_REQUESTS` asks each
 # daemon, unpinned, and then with the daemons' threads and daemon-bench on one core (taskset), which
-# leaves out the cost of waking a thread on the other core. Prints the p50 of every run and the
-# medians, min and max of the runs, and the ratio of the medians (playerd / mpd). The machine is
+# leaves out the cost of waking a thread on the other core; mode `split` (not run unless asked) puts
+# the daemons on one core and daemon-bench on the other, so that every round trip wakes both. Prints the p50 of every run and the
+# medians, min and max of the runs, the ratio of the medians (playerd / mpd), and the median of the
+# rounds' own ratios with the number of rounds playerd was the faster in. The machine is
 # noisy, and unpinned round trips are either fast (both ends on one core) or slow (a wake-up on the
 # other core): compare medians of many runs, 15 at least.
 # Knobs (environment): RTT_ROUNDS (15), RTT_REQUESTS (2000), RTT_CORE (1), RTT_BUILD (1; 0 skips the
@@ -85,15 +87,21 @@ affinity() {
     done
 }
 ALL_CPUS="0-$(($(nproc) - 1))"
+OTHER_CORE=$((CORE == 0 ? 1 : 0))
 mkdir -p "$TMP/samples"
 for mode in $MODES; do
     pin=()
-    if [[ $mode == pinned ]]; then
-        affinity "$CORE"
-        pin=(taskset -c "$CORE")
-    else
-        affinity "$ALL_CPUS"
-    fi
+    case $mode in
+        pinned)
+            affinity "$CORE"
+            pin=(taskset -c "$CORE")
+            ;;
+        split)
+            affinity "$OTHER_CORE"
+            pin=(taskset -c "$CORE")
+            ;;
+        *) affinity "$ALL_CPUS" ;;
+    esac
     for ((i = 0; i < ROUNDS; i++)); do
         # Each round starts with the next daemon, so that none is always measured first.
         for ((j = 0; j < ${#NAMES[@]}; j++)); do
@@ -114,7 +122,14 @@ for mode in $MODES; do
     done
     for name in "${NAMES[@]}"; do
         [[ $name == mpd ]] && continue
+        # Also per round: the two runs of a round are measured one right after the other, so their
+        # ratio leaves out most of the drift of a shared machine.
+        paired=$(paste "$TMP/samples/$mode-$name" "$TMP/samples/$mode-mpd" |
+            awk '{ print $1 / $2 } $1 < $2 { below++ } END { print "below " below + 0 > "/dev/stderr" }' \
+                2>"$TMP/below" | stats | cut -d' ' -f1)
         awk -v a="$(median "$mode-$name")" -v b="$(median "$mode-mpd")" -v m="$mode" -v n="$name" -v r="$ROUNDS" \
-            'BEGIN { printf "%-9s ratio     %s / mpd %.3f (medians of %d runs)\n", m, n, a / b, r }'
+            -v p="$paired" -v w="$(cut -d' ' -f2 <"$TMP/below")" \
+            'BEGIN { printf "%-9s ratio     %s / mpd %.3f (medians of %d runs); per round %.3f, below mpd in %d\n",
+                m, n, a / b, r, p, w }'
     done
 done
