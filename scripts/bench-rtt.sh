@@ -5,12 +5,12 @@
 # One playerd (release, null output) and one mpd (null output) start on private sockets; then
 # RTT_ROUNDS times, rotating which goes first, `daemon-bench roundtrip SOCKET RTT_REQUESTS` asks each
 # daemon, unpinned, and then with the daemons' threads and daemon-bench on one core (taskset), which
-# leaves out the cost of waking a thread on the other core; mode `split` (not run unless asked) puts
-# the daemons on one core and daemon-bench on the other, so that every round trip wakes both. Prints the p50 of every run and the
-# medians, min and max of the runs, the ratio of the medians (playerd / mpd), and the median of the
-# rounds' own ratios with the number of rounds playerd was the faster in. The machine is
-# noisy, and unpinned round trips are either fast (both ends on one core) or slow (a wake-up on the
-# other core): compare medians of many runs, 15 at least.
+# leaves out the cost of waking a thread on the other core; mode `split` (run only when asked for)
+# puts the daemons on one core and daemon-bench on the other, so that every round trip wakes both.
+# Prints the p50 of every run; the median, min and max of the runs; the ratio of the medians
+# (playerd / mpd); and the median of the rounds' own ratios, with the number of rounds in which
+# playerd was the faster. The machine is noisy, and unpinned round trips are either fast (both ends on
+# one core) or slow (a wake-up on the other core): compare many runs, 15 at least.
 # Knobs (environment): RTT_ROUNDS (15), RTT_REQUESTS (2000), RTT_CORE (1), RTT_BUILD (1; 0 skips the
 # release build), RTT_MODES ("unpinned pinned"), RTT_PLAYERD (the playerd binary; default the release
 # build), RTT_BASELINE (another playerd binary, an older build say, measured in the same runs as
