@@ -129,6 +129,9 @@ public struct CommandListParser: Sendable {
         switch entry {
         case .failure(let error):
             return .reject(error)
+        case .success(let request) where !CommandListParser.mayBeListControl(request.name):
+            // Nearly every line: a name too short to be a list command needs no comparing.
+            return .execute(request)
         case .success(let request) where request.arguments.isEmpty && request.name == "command_list_begin":
             self.state = .collecting(entries: [], bytes: 0, okMode: false)
             return .collect
@@ -164,11 +167,19 @@ public struct CommandListParser: Sendable {
     }
 
     private static func isEnd(_ request: Request) -> Bool {
-        request.arguments.isEmpty && request.name == "command_list_end"
+        request.arguments.isEmpty && CommandListParser.mayBeListControl(request.name)
+            && request.name == "command_list_end"
     }
 
     private static func isListControl(_ name: String) -> Bool {
-        name == "command_list_begin" || name == "command_list_ok_begin" || name == "command_list_end"
+        CommandListParser.mayBeListControl(name)
+            && (name == "command_list_begin" || name == "command_list_ok_begin" || name == "command_list_end")
+    }
+
+    /// False for names shorter than the shortest list command, `command_list_end`: a length is known
+    /// at once, where comparing a short name with a long literal went the slow way of string comparison.
+    private static func mayBeListControl(_ name: String) -> Bool {
+        name.utf8.count >= 16
     }
 
     private static func unknown(_ name: String, index: Int) -> Ack {

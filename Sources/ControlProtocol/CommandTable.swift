@@ -116,6 +116,27 @@ public struct CommandSpec: Sendable, Hashable {
         return Ack(.argument, "\(problem) for \"\(self.name)\"", command: self.name)
     }
 
+    /// MPD's refusal of a name no command has.
+    @usableFromInline
+    static func unknown(_ request: Request, listIndex: Int) -> Ack {
+        Ack(.unknown, "unknown command \"\(request.name)\"", listIndex: listIndex)
+    }
+
+    /// MPD's checks of a request for this command, in MPD's order: the permission, then the argument
+    /// count (what `CommandTable.lookup` checks once it has found the command).
+    public func check(_ request: Request, permission: Permission, listIndex: Int) throws(Ack) {
+        guard permission.isSuperset(of: self.permission) else {
+            throw Ack(
+                .permission, "you don't have permission for \"\(request.name)\"", command: request.name,
+                listIndex: listIndex)
+        }
+        let count = request.arguments.count
+        guard count < self.minimumArguments || count > self.maximumArguments ?? .max,
+            let ack = self.arityError(forCount: count)
+        else { return }
+        throw ack.at(listIndex: listIndex)
+    }
+
     /// The spec MPD 0.23 gives `name`, from `mpdStandard`.
     public static func standard(_ name: String) -> CommandSpec? {
         CommandSpec.standardByName[name]
@@ -226,7 +247,10 @@ public struct CommandSpec: Sendable, Hashable {
 ///
 /// Arguments are counted and permissions checked here, once, so that handlers only parse and act.
 public struct CommandTable<Handler> {
-    private var entries: [String: (spec: CommandSpec, handler: Handler)] = [:]
+    // Visible to inlinable code so that `lookup` is specialized for the daemon's handler type: called
+    // generically across the module boundary, every lookup instantiated the entry's tuple metadata.
+    @usableFromInline
+    var entries: [String: (spec: CommandSpec, handler: Handler)] = [:]
 
     /// Creates an empty table.
     public init() {}
@@ -258,20 +282,14 @@ public struct CommandTable<Handler> {
     /// Finds the command for `request` and checks it the way MPD does, in MPD's order: the name, then
     /// the permission, then the argument count. Every ACK carries `listIndex`; those after the name is
     /// known also carry the command's name.
+    @inlinable
     public func lookup(
         _ request: Request, permission: Permission = .all, listIndex: Int = 0
     ) throws(Ack) -> (spec: CommandSpec, handler: Handler) {
         guard let entry = self.entries[request.name] else {
-            throw Ack(.unknown, "unknown command \"\(request.name)\"", listIndex: listIndex)
+            throw CommandSpec.unknown(request, listIndex: listIndex)
         }
-        guard permission.isSuperset(of: entry.spec.permission) else {
-            throw Ack(
-                .permission, "you don't have permission for \"\(request.name)\"", command: request.name,
-                listIndex: listIndex)
-        }
-        if let ack = entry.spec.arityError(forCount: request.arguments.count) {
-            throw ack.at(listIndex: listIndex)
-        }
+        try entry.spec.check(request, permission: permission, listIndex: listIndex)
         return entry
     }
 }

@@ -73,12 +73,12 @@ extension MusicLibrary {
         try self.read { db in
             var writer = SongBlockWriter(tagTypes: tagTypes)
             guard let id = try self.directoryID(uri, db) else {
-                let before = response.bytes.count
+                let before = response.count
                 _ = try writer.write(
                     db.cachedStatement(sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.uri = ?"),
                     arguments: [uri], to: &response
                 ) { _ in true }
-                guard response.bytes.count > before else { throw Ack(.noExist, "No such directory") }
+                guard response.count > before else { throw Ack(.noExist, "No such directory") }
                 return
             }
             guard

@@ -79,13 +79,13 @@ extension MusicLibrary {
     /// client has gone); a quick query that outgrew its limit is abandoned.
     static func goesOn(_ response: inout ResponseWriter, _ flush: ResponseFlush) -> Bool {
         if QuickQuery.isRunning {
-            guard response.bytes.count < QuickQuery.answerLimit else {
+            guard response.count < QuickQuery.answerLimit else {
                 QuickQuery.abandon()
                 return false
             }
             return true
         }
-        return response.bytes.count < Self.streamChunk || flush(&response)
+        return response.count < Self.streamChunk || flush(&response)
     }
 
     /// For work a quick query must not do (a file-system probe): abandons it. True when the caller

@@ -3,6 +3,10 @@ import Logging
 import NIOCore
 import PlayerCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One connected client. Lives on its channel's event loop: it frames the bytes into lines, follows
 /// command lists, runs one command at a time (later lines wait their turn), answers `idle` when a
 /// change it waits for arrives, and never lets one client's bad input reach another.
@@ -40,7 +44,22 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// True once the client holds one of the server's places (released when it goes).
     private var admitted = false
     private var context: ChannelHandlerContext?
-    private var output: ByteBuffer
+    /// What the client has been answered and not yet sent. Immediate commands write into it directly;
+    /// it keeps its buffer from one answer to the next (see `flush`).
+    private var answer = ResponseWriter(capacity: 0)
+    /// The connection's socket, to which answers are written straight when the channel has none of
+    /// them queued (see `flush`); nil when the channel does not expose one.
+    private var socket: NIOBSDSocket.Handle?
+    /// Answers handed to the channel that it has not finished writing: until it has, later answers go
+    /// the same way, behind them.
+    private var writesInChannel = 0
+    /// The last line run outside a list, and the request it was read as.
+    private var lastLine: (line: String, request: Request)?
+    /// Longer lines are not remembered: they are rarely sent twice in a row, and would hold memory.
+    static let longestRememberedLine = 64
+    /// The command the client ran last: a request naming it again is checked against its spec without
+    /// looking its name up (a client polling `status`).
+    private var lastCommand: RememberedCommand?
     /// Wrong passwords this connection has sent.
     private var wrongPasswords = 0
     /// When a network client last sent anything; it is disconnected after a silence outside `idle`.
@@ -53,7 +72,6 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.origin = origin
         self.logger = logger
         self.framer = LineFramer(maximumLineLength: service.configuration.maximumLineLength)
-        self.output = ByteBufferAllocator().buffer(capacity: 1024)
     }
 
     // MARK: - Lifecycle
@@ -71,6 +89,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         self.admitted = true
+        self.socket = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(
+            of: NIOBSDSocket.Handle.self
+        ) { $0 }
         if let host = self.origin.remoteHost {
             // SO_PEERCRED on a TCP socket answers the overflow uid, which is nobody's.
             self.settings.remoteHost = host
@@ -124,13 +145,19 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !self.closing else { return }
-        self.lastInput = .now()
+        if self.origin.remoteHost != nil {
+            // Only network clients are disconnected after a silence (`watchSilence`).
+            self.lastInput = .now()
+        }
         let buffer = self.unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             self.framer.feed(bytes, into: &self.pending)
         }
         self.pump()
     }
+
+    /// Nothing to pass on: the session is the pipeline's last handler (the tail would do nothing with it).
+    func channelReadComplete(context: ChannelHandlerContext) {}
 
     /// A client that sends faster than it reads its answers is not read from while this many of its
     /// lines wait (and not served while its unread answers pass the channel's high-water mark), so its
@@ -153,8 +180,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// clients (a client sending a megabyte of `ping`s held everyone for half a second per 64 KiB read).
     private func pump() {
         guard let context = self.context else { return }
+        let channel = context.channel
         var handled = 0
-        while !self.busy && !self.closing && self.pendingHead < self.pending.count && context.channel.isWritable {
+        while !self.busy && !self.closing && self.pendingHead < self.pending.count && channel.isWritable {
             if handled == Self.commandsPerTurn {
                 self.pumpLater()
                 break
@@ -163,21 +191,26 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             let frame = self.pending[self.pendingHead]
             self.pendingHead += 1
             self.handle(frame, context: context)
-            if self.output.readableBytes >= 64 * 1024 {
+            if self.answer.count >= 64 * 1024 {
                 // Hand big answers to the channel as they grow, so that its writability reflects them.
                 self.flush(context: context)
             }
         }
         if self.pendingHead == self.pending.count {
-            self.pending.removeAll(keepingCapacity: true)
+            if self.pending.count == 1 {
+                // The usual read, one line: cheaper than removing all, and the capacity stays too.
+                self.pending.removeLast()
+            } else {
+                self.pending.removeAll(keepingCapacity: true)
+            }
             self.pendingHead = 0
         }
         self.flush(context: context)
         let waiting = self.pending.count - self.pendingHead
-        let reading = context.channel.isActive && waiting < Self.maximumPendingLines
+        let reading = channel.isActive && waiting < Self.maximumPendingLines
         if reading != self.isReading {
             self.isReading = reading
-            context.channel.setOption(ChannelOptions.autoRead, value: reading).whenComplete { _ in }
+            channel.setOption(ChannelOptions.autoRead, value: reading).whenComplete { _ in }
             if reading {
                 context.read()
             }
@@ -211,7 +244,16 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
         let action: CommandListParser.Action
         if case .line(let line) = frame {
-            action = self.lists.consume(line)
+            if let last = self.lastLine, last.line == line, !self.lists.isCollecting {
+                // The same line as the last one run outside a list (a client polling `status`): outside a
+                // list the parser's answer depends on the line alone, so it is the same request.
+                action = .execute(last.request)
+            } else {
+                action = self.lists.consume(line)
+                if case .execute(let request) = action, line.utf8.count <= Self.longestRememberedLine {
+                    self.lastLine = (line, request)
+                }
+            }
         } else if let ack = self.framer.ack(for: frame) {
             // Inside a command list the line takes its slot and fails there: the list keeps one answer.
             self.logger.info("refused a request: \(ack.message)")
@@ -223,7 +265,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         case .collect:
             break
         case .execute(let request):
-            self.run([.success(request)], okMode: false, isList: false)
+            if self.execute(request, at: 0, okMode: false, isList: false, in: nil) {
+                self.answer.ok()
+            }
         case .executeList(let entries, let okMode):
             self.run(entries, okMode: okMode, isList: true)
         case .reject(let error):
@@ -240,8 +284,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: - Running commands
 
-    /// Runs a command list (or one command) from `index` on: immediate commands at once, deferred
-    /// ones on the audio thread, resuming here when they answer.
+    /// Runs a command list from `index` on: immediate commands at once, deferred ones on the audio
+    /// thread, resuming here when they answer.
     private func run(_ entries: [CommandListParser.Entry], okMode: Bool, isList: Bool, from index: Int = 0) {
         var index = index
         var ranThisTurn = 0
@@ -261,114 +305,147 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
                     endsConnection: error.endsConnection)
                 return
             }
-            let entry: (spec: CommandSpec, handler: CommandHandler)
-            do {
-                entry = try Commands.table.lookup(request, permission: self.settings.permission, listIndex: index)
-            } catch {
-                self.fail(error)
-                return
-            }
-            var call = CommandCall(name: request.name, arguments: request.arguments, session: self.settings)
-            switch entry.handler {
-            case .session:
-                if isList {
-                    self.fail(
-                        Ack(
-                            .argument, "\(request.name) is not allowed in a command list", command: request.name,
-                            listIndex: index))
-                } else {
-                    self.runSessionCommand(request)
-                }
-                return
-            case .immediate(let handler):
-                do {
-                    try handler(self.service, &call)
-                } catch {
-                    if error.code == .password && self.origin != .socketFile {
-                        self.refusePassword(Self.named(error, request, index))
-                    } else {
-                        self.fail(Self.named(error, request, index))
-                    }
-                    return
-                }
-                self.settings = call.session
-                self.output.writeBytes(call.response.bytes)
-                if okMode { self.write("list_OK\n") }
-                index += 1
-            case .deferred where isList && request.name == "add":
-                self.runAdds(entries, okMode: okMode, from: index)
-                return
-            case .deferred(let handler):
-                guard let promise = self.startDeferred(&call) else { return }
-                let service = self.service
-                let sentCall = call
-                self.running = Task {
-                    do throws(Ack) {
-                        promise.succeed(.success(try await handler(service, sentCall)))
-                    } catch {
-                        promise.succeed(.failure(error))
-                    }
-                }
-                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request)
-                return
-            case .library(let handler, let quick):
-                let changeCount = self.service.library?.changeCount ?? 0
-                let key = quick ? QueryAnswerCache.key(call) : nil
-                if quick, let library = self.service.library {
-                    if let key, let kept = self.service.answers.answer(key, changeCount: changeCount) {
-                        self.output.writeBytes(kept)
-                        if okMode { self.write("list_OK\n") }
-                        index += 1
-                        continue
-                    }
-                    let service = self.service
-                    let attempt = call
-                    let answered: CommandCall?
-                    do {
-                        answered = try library.quickly { () throws(Ack) -> CommandCall in
-                            var call = attempt
-                            try handler(service, &call, WalkCancellation())
-                            return call
-                        }
-                    } catch {
-                        self.fail(Self.named(error, request, index))
-                        return
-                    }
-                    if let answered {
-                        if let key {
-                            self.service.answers.keep(answered.response.bytes, for: key, changeCount: changeCount)
-                        }
-                        self.settings = answered.session
-                        self.output.writeBytes(answered.response.bytes)
-                        if okMode { self.write("list_OK\n") }
-                        index += 1
-                        continue
-                    }
-                }
-                guard let promise = self.startDeferred(&call) else { return }
-                let service = self.service
-                let sentCall = call
-                let cancellation = WalkCancellation()
-                self.runningQuery = cancellation
-                FileSystemWork.submit(on: .library) {
-                    var call = sentCall
-                    do throws(Ack) {
-                        try handler(service, &call, cancellation)
-                        promise.succeed(.success(call))
-                    } catch {
-                        promise.succeed(.failure(error))
-                    }
-                }
-                self.finishDeferred(promise, entries, okMode: okMode, isList: isList, at: index, request) { done in
-                    // A whole answer that was too slow to be quick (`list Artist` of 20,000 songs) is kept too.
-                    if let key, let stream = done.stream, !stream.hasSent {
-                        service.answers.keep(done.response.bytes, for: key, changeCount: changeCount)
-                    }
-                }
-                return
-            }
+            guard self.execute(request, at: index, okMode: okMode, isList: isList, in: entries) else { return }
+            index += 1
         }
-        self.write("OK\n")
+        self.answer.ok()
+    }
+
+    /// Runs one command, at `index` of `entries` (nil for a single command outside a list, which then
+    /// needs no array). True when it has answered and the next may run; false when it failed, or answers
+    /// later (then its list goes on from `finishDeferred`).
+    private func execute(
+        _ request: Request, at index: Int, okMode: Bool, isList: Bool, in entries: [CommandListParser.Entry]?
+    ) -> Bool {
+        let command: RememberedCommand
+        do {
+            if let last = self.lastCommand, last.spec.name == request.name {
+                try last.spec.check(request, permission: self.settings.permission, listIndex: index)
+                command = last
+            } else {
+                let entry = try Commands.table.lookup(
+                    request, permission: self.settings.permission, listIndex: index)
+                command = RememberedCommand(spec: entry.spec, handler: entry.handler)
+                self.lastCommand = command
+            }
+        } catch {
+            self.fail(error)
+            return false
+        }
+        switch command.handler {
+        case .session:
+            if isList {
+                self.fail(
+                    Ack(
+                        .argument, "\(request.name) is not allowed in a command list", command: request.name,
+                        listIndex: index))
+            } else {
+                self.runSessionCommand(request)
+            }
+            return false
+        case .answer(let write):
+            write(self.service, &self.answer)
+            if okMode { self.answer.listOK() }
+            return true
+        case .immediate(let handler):
+            // The handler writes straight into the client's answer, which it borrows for the call; what a
+            // failing handler wrote is taken back out.
+            let mark = self.answer.count
+            var call = CommandCall(
+                name: request.name, arguments: request.arguments, session: self.settings,
+                response: ResponseWriter(capacity: 0))
+            swap(&call.response, &self.answer)
+            do {
+                try handler(self.service, &call)
+            } catch {
+                swap(&call.response, &self.answer)
+                self.answer.removeAll(after: mark)
+                if error.code == .password && self.origin != .socketFile {
+                    self.refusePassword(Self.named(error, request, index))
+                } else {
+                    self.fail(Self.named(error, request, index))
+                }
+                return false
+            }
+            swap(&call.response, &self.answer)
+            self.settings = call.session
+            if okMode { self.answer.listOK() }
+            return true
+        case .deferred where isList && request.name == "add":
+            self.runAdds(entries ?? [.success(request)], okMode: okMode, from: index)
+            return false
+        case .deferred(let handler):
+            var call = CommandCall(name: request.name, arguments: request.arguments, session: self.settings)
+            guard let promise = self.startDeferred(&call) else { return false }
+            let service = self.service
+            let sentCall = call
+            self.running = Task {
+                do throws(Ack) {
+                    promise.succeed(.success(try await handler(service, sentCall)))
+                } catch {
+                    promise.succeed(.failure(error))
+                }
+            }
+            self.finishDeferred(
+                promise, entries ?? [.success(request)], okMode: okMode, isList: isList, at: index, request)
+            return false
+        case .library(let handler, let quick):
+            var call = CommandCall(name: request.name, arguments: request.arguments, session: self.settings)
+            let changeCount = self.service.library?.changeCount ?? 0
+            let key = quick ? QueryAnswerCache.key(call) : nil
+            if quick, let library = self.service.library {
+                if let key, let kept = self.service.answers.answer(key, changeCount: changeCount) {
+                    self.answer.appendRaw(bytes: kept)
+                    if okMode { self.answer.listOK() }
+                    return true
+                }
+                let service = self.service
+                let attempt = call
+                let answered: CommandCall?
+                do {
+                    answered = try library.quickly { () throws(Ack) -> CommandCall in
+                        var call = attempt
+                        try handler(service, &call, WalkCancellation())
+                        return call
+                    }
+                } catch {
+                    self.fail(Self.named(error, request, index))
+                    return false
+                }
+                if let answered {
+                    if let key {
+                        self.service.answers.keep(answered.response, for: key, changeCount: changeCount)
+                    }
+                    self.settings = answered.session
+                    self.answer.append(answered.response)
+                    if okMode { self.answer.listOK() }
+                    return true
+                }
+            }
+            guard let promise = self.startDeferred(&call) else { return false }
+            let service = self.service
+            let sentCall = call
+            let cancellation = WalkCancellation()
+            self.runningQuery = cancellation
+            FileSystemWork.submit(on: .library) {
+                var call = sentCall
+                do throws(Ack) {
+                    try handler(service, &call, cancellation)
+                    promise.succeed(.success(call))
+                } catch {
+                    promise.succeed(.failure(error))
+                }
+            }
+            self.finishDeferred(
+                promise, entries ?? [.success(request)], okMode: okMode, isList: isList, at: index, request
+            ) { done in
+                // A whole answer that was too slow to be quick (`list Artist` of 20,000 songs) is kept too.
+                if let key, let stream = done.stream, !stream.hasSent {
+                    service.answers.keep(done.response, for: key, changeCount: changeCount)
+                }
+            }
+            return false
+        }
     }
 
     /// Readies a command that answers later: what earlier commands answered goes first (a long answer
@@ -400,8 +477,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             case .success(let done):
                 answered?(done)
                 self.settings = done.session
-                self.output.writeBytes(done.response.bytes)
-                if okMode { self.write("list_OK\n") }
+                self.answer.append(done.response)
+                if okMode { self.answer.listOK() }
                 self.run(entries, okMode: okMode, isList: isList, from: index + 1)
             case .failure(let ack):
                 self.fail(Self.named(ack, request, index))
@@ -419,7 +496,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     /// kept every answer in memory).
     private func mustPause(afterRunning count: Int) -> Bool {
         guard let context = self.context else { return false }
-        return count >= Self.commandsPerTurn || self.output.readableBytes >= 64 * 1024 || !context.channel.isWritable
+        return count >= Self.commandsPerTurn || self.answer.count >= 64 * 1024 || !context.channel.isWritable
     }
 
     /// Stops a list before `index`, sends what it has answered so far, and goes on at the client's next
@@ -470,7 +547,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             self.running = nil
             guard !self.closing else { return }
             if okMode {
-                for _ in 0..<result.added { self.write("list_OK\n") }
+                for _ in 0..<result.added { self.answer.listOK() }
             }
             if let failure = result.failure {
                 self.fail(Self.named(failure, requests[result.added], index + result.added))
@@ -584,14 +661,14 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
         self.unseen.subtract(relevant)
         self.idling = nil
-        self.write("OK\n")
+        self.answer.ok()
         self.pump()
     }
 
     // MARK: - Output
 
     private func write(_ text: String) {
-        self.output.writeString(text)
+        self.answer.appendRaw(text)
     }
 
     private func send(_ text: String, context: ChannelHandlerContext) {
@@ -599,10 +676,62 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.flush(context: context)
     }
 
+    /// An answer buffer that has grown past this (a long listing's) is let go once sent, so that an
+    /// idle client holds little memory.
+    static let keptAnswerCapacity = 4096
+
+    /// Sends what the client has been answered. Written straight to the socket when the channel has
+    /// nothing of this client's queued and the socket takes it all at once, as it nearly always does:
+    /// the channel's write path cost more than the rest of a `status` request. What the socket does not
+    /// take (a client slow to read, an error) goes through the channel, which waits for room, counts it
+    /// against the high-water mark and meets the error, as it did for every answer before.
     private func flush(context: ChannelHandlerContext) {
-        guard self.output.readableBytes > 0 else { return }
-        let buffer = self.output
-        self.output = context.channel.allocator.buffer(capacity: 1024)
-        context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
+        guard !self.answer.isEmpty else { return }
+        var sent = 0
+        if let socket = self.socket, self.writesInChannel == 0, self.context != nil, !self.closing {
+            sent = self.answer.withUnsafeBytes { Self.send($0, to: socket) }
+        }
+        if sent < self.answer.count {
+            var buffer = context.channel.allocator.buffer(capacity: self.answer.count - sent)
+            self.answer.withUnsafeBytes { _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
+            self.writesInChannel += 1
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.assumeIsolated().whenComplete { [self] _ in
+                // Only counts: this may run inside the channel's close, after its socket is gone.
+                self.writesInChannel -= 1
+            }
+            context.writeAndFlush(self.wrapOutboundOut(buffer), promise: written)
+        }
+        if self.answer.capacity > Self.keptAnswerCapacity {
+            self.answer = ResponseWriter(capacity: 0)
+        } else {
+            self.answer.removeAll()
+        }
+    }
+
+    /// Writes what `bytes` the socket takes now, without waiting; returns how many (0 on an error, which
+    /// the channel then meets itself).
+    private static func send(_ bytes: UnsafeRawBufferPointer, to socket: NIOBSDSocket.Handle) -> Int {
+        while true {
+            let sent = Glibc.send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if sent >= 0 {
+                return sent
+            }
+            if errno != EINTR {
+                return 0
+            }
+        }
+    }
+}
+
+/// A command's table entry, kept by a session for its next request (one reference to copy, not a spec
+/// and a handler).
+private final class RememberedCommand {
+    let spec: CommandSpec
+    let handler: CommandHandler
+
+    init(spec: CommandSpec, handler: CommandHandler) {
+        self.spec = spec
+        self.handler = handler
     }
 }

@@ -37,7 +37,7 @@ struct CommandCall: Sendable {
     /// Hands the answer so far to the client if it has grown past a chunk; false when the client has
     /// gone. Without a stream the answer just grows.
     mutating func flushIfLarge() -> Bool {
-        guard let stream = self.stream, self.response.bytes.count >= 64 * 1024 else { return true }
+        guard let stream = self.stream, self.response.count >= 64 * 1024 else { return true }
         return stream.send(&self.response)
     }
 
@@ -55,6 +55,10 @@ struct CommandCall: Sendable {
 enum CommandHandler: Sendable {
     /// Runs synchronously; throws the ACK to send.
     case immediate(@Sendable (PlayerService, inout CommandCall) throws(Ack) -> Void)
+    /// Runs synchronously and only writes an answer from what the service publishes (`status`): it takes
+    /// no arguments, needs nothing of the client's settings and cannot fail, so it writes straight into
+    /// the client's answer, without a `CommandCall`.
+    case answer(@Sendable (PlayerService, inout ResponseWriter) -> Void)
     /// Runs asynchronously; returns the call with its answer written.
     case deferred(@Sendable (PlayerService, CommandCall) async throws(Ack) -> CommandCall)
     /// Runs synchronously on the library's threads (reads of the database, which may take long and

@@ -16,9 +16,7 @@ enum Commands {
             table.register(spec, handler)
         }
         // Status and the current song.
-        add(
-            "status",
-            .immediate { service, call throws(Ack) in service.writeStatus(service.engine.status, to: &call.response) })
+        add("status", .answer { service, response in service.writeStatus(to: &response) })
         add("currentsong", .immediate(currentSong))
         add("stats", .immediate(stats))
         add("replay_gain_status", .immediate(replayGainStatus))

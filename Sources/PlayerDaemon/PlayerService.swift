@@ -19,6 +19,8 @@ public final class PlayerService: Sendable {
     let hub = ChangeHub()
     /// Recent quick library answers, until the database changes.
     let answers = QueryAnswerCache()
+    /// The last `status` answer, while it holds.
+    let statusAnswers = StatusAnswerCache()
     let startedAt: Int64
     /// The music library, when there is a music directory and a database for it.
     let library: MusicLibrary?
@@ -103,7 +105,9 @@ public final class PlayerService: Sendable {
         self.cardMixer?.attach(to: engine)
         self.startedAt = engine.now()
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
+        let statusAnswers = self.statusAnswers
         engine.observe { changes in
+            statusAnswers.noteChange()
             if changes.contains(.output) {
                 outputLog.note(engine.status.outputs)
             }
@@ -259,11 +263,16 @@ public final class PlayerService: Sendable {
 
     // MARK: - Answers
 
-    /// Writes MPD's `status` answer.
-    func writeStatus(_ status: PlayerStatus, to response: inout ResponseWriter) {
-        Answer.status(status, now: self.engine.now(), to: &response)
-        if let job = self.library?.runningJob {
-            response.field("updating_db", job)
+    /// Writes MPD's `status` answer (a copy of the last one, when nothing it shows has changed).
+    func writeStatus(to response: inout ResponseWriter) {
+        let job = self.library?.runningJob
+        self.statusAnswers.answer(job: job, to: &response) {
+            self.engine.status
+        } writing: { status, response in
+            Answer.status(status, now: self.engine.now(), to: &response)
+            if let job {
+                response.field("updating_db", job)
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import ControlProtocol
 import Library
 import MusicTags
 import Synchronization
@@ -52,7 +53,7 @@ final class QueryAnswerCache: Sendable {
     }
 
     /// Keeps `answer`, computed with the database at `changeCount`.
-    func keep(_ answer: [UInt8], for key: Key, changeCount: Int) {
+    func keep(_ answer: ResponseWriter, for key: Key, changeCount: Int) {
         self.entries.withLock { entries in
             if entries.changeCount != changeCount {
                 guard changeCount > entries.changeCount else { return }
@@ -63,7 +64,8 @@ final class QueryAnswerCache: Sendable {
                 entries.bytes = 0
             }
             guard answer.count <= Self.largestAnswer, entries.answers[key] == nil else { return }
-            entries.answers[key] = answer
+            // Copied out of the writer only when it is kept.
+            entries.answers[key] = answer.bytes
             entries.bytes += answer.count
         }
     }

@@ -24,7 +24,8 @@ final class ResponseStream: Sendable {
     func send(_ response: inout ResponseWriter) -> Bool {
         guard !response.isEmpty else { return self.channel.isActive }
         self.sentSomething.store(true, ordering: .relaxed)
-        let buffer = self.channel.allocator.buffer(bytes: response.bytes)
+        var buffer = self.channel.allocator.buffer(capacity: response.count)
+        response.withUnsafeBytes { _ = buffer.writeBytes($0) }
         response.removeAll()
         let written = DispatchSemaphore(value: 0)
         let box = Box()

@@ -130,4 +130,17 @@ struct LineFramerTests {
         Array("\n".utf8).withUnsafeBytes { framer.feed($0, into: &frames) }
         #expect(frames == [.line("a"), .line("b")])
     }
+
+    @Test("a line repeated, whole or split across reads, reads the same each time; a line that differs does not")
+    func repeatedLines() {
+        var framer = LineFramer()
+        #expect(
+            framer.feed(Array("status\nstatus\r\nstatus\nstatu\n".utf8)) == [
+                .line("status"), .line("status"), .line("status"), .line("statu"),
+            ])
+        #expect(framer.feed(Array("sta".utf8)) == [])
+        #expect(framer.feed(Array("tus\nstatuses\n".utf8)) == [.line("status"), .line("statuses")])
+        let long = String(repeating: "x", count: 100)
+        #expect(framer.feed(Array("\(long)\n\(long)\nstatus\n".utf8)) == [.line(long), .line(long), .line("status")])
+    }
 }

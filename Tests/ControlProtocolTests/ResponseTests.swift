@@ -141,11 +141,50 @@ struct ResponseWriterTests {
         for _ in 0..<50 {
             writer.field("playlistlength", 12)
         }
-        let capacity = writer.bytes.capacity
+        let capacity = writer.capacity
         writer.removeAll()
         #expect(writer.isEmpty)
-        #expect(writer.bytes.capacity == capacity)
+        #expect(writer.capacity == capacity)
         writer.ok()
         #expect(writer.text == "OK\n")
+    }
+
+    @Test("a copy of a writer keeps its own answer when either goes on writing")
+    func copies() {
+        var first = ResponseWriter(capacity: 0)
+        first.field("state", "stop")
+        var second = first
+        second.field("volume", 100)
+        first.ok()
+        #expect(first.text == "state: stop\nOK\n")
+        #expect(second.text == "state: stop\nvolume: 100\n")
+        let kept = second
+        second.removeAll()
+        #expect(second.isEmpty)
+        #expect(kept.text == "state: stop\nvolume: 100\n")
+        var empty = ResponseWriter(capacity: 0)
+        #expect(empty.isEmpty && empty.bytes.isEmpty && empty.text.isEmpty)
+        empty.removeAll()
+        #expect(ResponseWriter(capacity: 0).isEmpty)
+    }
+
+    @Test("what a failing command wrote can be taken back; another answer can be appended")
+    func takeBackAndAppend() {
+        var writer = ResponseWriter(capacity: 8)
+        writer.field("a", 1)
+        let mark = writer.count
+        writer.field("Title", String(repeating: "x", count: 300))
+        let copy = writer
+        writer.removeAll(after: mark)
+        #expect(writer.text == "a: 1\n")
+        #expect(copy.count == mark + 308)
+        var other = ResponseWriter(capacity: 0)
+        other.field("b", true)
+        writer.append(other)
+        writer.appendRaw("c: 2\n")
+        writer.appendRaw("d: 3\ne: 4\n".split(separator: "\n")[1])
+        writer.appendRaw(bytes: Array("\n".utf8))
+        #expect(writer.text == "a: 1\nb: 1\nc: 2\ne: 4\n")
+        #expect(writer.withUnsafeBytes { Array($0) } == writer.bytes)
     }
 }
