@@ -105,9 +105,7 @@ public final class PlayerService: Sendable {
         self.cardMixer?.attach(to: engine)
         self.startedAt = engine.now()
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
-        let statusAnswers = self.statusAnswers
         engine.observe { changes in
-            statusAnswers.noteChange()
             if changes.contains(.output) {
                 outputLog.note(engine.status.outputs)
             }
@@ -266,9 +264,7 @@ public final class PlayerService: Sendable {
     /// Writes MPD's `status` answer (a copy of the last one, when nothing it shows has changed).
     func writeStatus(to response: inout ResponseWriter) {
         let job = self.library?.runningJob
-        self.statusAnswers.answer(job: job, to: &response) {
-            self.engine.status
-        } writing: { status, response in
+        self.statusAnswers.answer(self.engine.status, job: job, to: &response) { status, response in
             Answer.status(status, now: self.engine.now(), to: &response)
             if let job {
                 response.field("updating_db", job)

@@ -2,34 +2,60 @@ import ControlProtocol
 import PlayerCore
 import Synchronization
 
-/// The last `status` answer, while nothing it shows has changed: a client polling a stopped player is
-/// answered with a copy, without reading and writing the status again (that was most of what such a
-/// request cost).
+/// The last `status` answer, with the values it was written from: a client polling a stopped player is
+/// answered with a copy while those values are the same, without writing the answer again (that was
+/// most of what such a request cost).
 ///
-/// What the answer shows changes only with a change the engine reports to its observers (player,
-/// mixer, playlist, options) or with the library's job, which is compared; the engine's observer
-/// calls `noteChange()` before anyone hears of the change. An answer that depends on the time (a song
-/// playing or paused, a sleep timer's or a timed pause's time left) is never kept. Debug builds check
-/// every kept answer against one written afresh.
+/// The copy is keyed on every value `Answer.status` shows (`Key`), compared on each request, so it
+/// cannot go stale whatever changed the status and whether or not the change was reported. An answer
+/// that depends on the time (a song playing or paused, a sleep timer's or a timed pause's time left)
+/// is never kept. Debug builds check every copy against an answer written afresh.
 final class StatusAnswerCache: Sendable {
-    private struct Kept {
-        /// False until an answer is kept.
-        var isSet = false
-        /// `changes` when the status was read.
-        var changes = 0
+    /// What the `status` answer shows, besides the time. (Keep this in step with `Answer.status`.)
+    struct Key: Equatable {
+        var volume: Int?
+        var isMuted: Bool
+        var repeatMode: Bool
+        var random: Bool
+        var single: PlayerCore.SingleMode
+        var consume: Bool
+        var queueVersion: Int
+        var queueLength: Int
+        var state: PlayerStateKind
+        var position: Int?
+        var entryID: Int?
+        var nextPosition: Int?
+        var nextEntryID: Int?
+        var error: String?
+        var sleepsAtEndOfSong: Bool
         var job: Int?
-        var status = PlayerStatus()
-        var answer = ResponseWriter(capacity: 0)
+
+        init(_ status: PlayerStatus, job: Int?) {
+            self.volume = status.volume
+            self.isMuted = status.isMuted
+            self.repeatMode = status.repeatMode
+            self.random = status.random
+            self.single = status.single
+            self.consume = status.consume
+            self.queueVersion = status.queueVersion
+            self.queueLength = status.queueLength
+            self.state = status.state
+            self.position = status.position
+            self.entryID = status.entry?.id
+            self.nextPosition = status.nextPosition
+            self.nextEntryID = status.nextEntry?.id
+            self.error = status.error
+            self.sleepsAtEndOfSong = status.sleepTimer == .endOfSong
+            self.job = job
+        }
     }
 
-    /// Counts the changes the engine has reported.
-    private let changes = Atomic<Int>(0)
-    private let kept = Mutex(Kept())
-
-    /// Called by the engine's observer after every change it reports, before it is passed on.
-    func noteChange() {
-        self.changes.add(1, ordering: .releasing)
+    private struct Kept {
+        var key: Key
+        var answer: ResponseWriter
     }
+
+    private let kept = Mutex<Kept?>(nil)
 
     /// Whether `Answer.status` writes anything that depends on the time it is asked at: the elapsed time
     /// of a song playing or paused, a sleep timer's or a timed pause's time left. Such an answer is never
@@ -44,43 +70,39 @@ final class StatusAnswerCache: Sendable {
         return status.resumesAt != nil
     }
 
-    /// Appends the `status` answer to `response`: the kept one if no change has been reported since it
-    /// was written and the library's `job` is the same; else what `write` writes for the status `read`
-    /// returns now (kept, unless it depends on the time).
+    /// Appends the `status` answer for `status` (and the library's `job`) to `response`: the kept one
+    /// when it was written from the same values, else what `write` writes (kept, unless it depends on
+    /// the time).
     func answer(
-        job: Int?, to response: inout ResponseWriter, reading read: () -> PlayerStatus,
+        _ status: PlayerStatus, job: Int?, to response: inout ResponseWriter,
         writing write: (PlayerStatus, inout ResponseWriter) -> Void
     ) {
-        // Loaded before the status is read: a change reported meanwhile makes the next request read again.
-        let changes = self.changes.load(ordering: .acquiring)
+        guard !Self.dependsOnTime(status) else {
+            write(status, &response)
+            return
+        }
+        let key = Key(status, job: job)
         let found = self.kept.withLock { kept -> Bool in
-            guard kept.isSet, kept.changes == changes, kept.job == job else { return false }
-            assert(Self.holds(kept.status, kept.answer, now: read(), writing: write), "a kept status answer is stale")
+            guard let kept, kept.key == key else { return false }
+            assert(Self.isFresh(kept.answer, for: status, writing: write), "a kept status answer is stale")
             response.append(kept.answer)
             return true
         }
         if found {
             return
         }
-        let status = read()
-        guard !Self.dependsOnTime(status) else {
-            write(status, &response)
-            return
-        }
         var answer = ResponseWriter(capacity: 256)
         write(status, &answer)
         response.append(answer)
-        self.kept.withLock { $0 = Kept(isSet: true, changes: changes, job: job, status: status, answer: answer) }
+        self.kept.withLock { $0 = Kept(key: key, answer: answer) }
     }
 
-    /// Whether `answer`, written for `kept`, is still the answer for `status`, or a change between them
-    /// is on its way to `noteChange()` (published, its observers not yet called).
-    private static func holds(
-        _ kept: PlayerStatus, _ answer: ResponseWriter, now status: PlayerStatus,
-        writing write: (PlayerStatus, inout ResponseWriter) -> Void
+    /// Whether `answer` is what `write` writes for `status` now (debug builds' check).
+    private static func isFresh(
+        _ answer: ResponseWriter, for status: PlayerStatus, writing write: (PlayerStatus, inout ResponseWriter) -> Void
     ) -> Bool {
         var fresh = ResponseWriter(capacity: 256)
         write(status, &fresh)
-        return fresh.bytes == answer.bytes || !PlayerChanges.between(kept, status).isEmpty
+        return fresh.bytes == answer.bytes
     }
 }
