@@ -36,6 +36,8 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         require(reread.encoded() == saved, "a saved state reads back differently:\n\(saved)")
         var rounded = state
         rounded.elapsed = reread.elapsed
+        // Lines read past are reported at the restore and not written again.
+        rounded.skippedLines = []
         require(reread == rounded, "a saved state reads back as another state:\n\(saved)")
     } catch {
         fatalError("the daemon cannot read back what it saved: \(error)\n\(saved)")
