@@ -30,8 +30,6 @@ final class EngineCore {
     private var seekCount = 0
     /// When the last status sample was published (engine clock).
     private var publishedAt: Int64 = 0
-    /// What `publish()` last made of the context, before the engine's own figures were added.
-    private var contextStatus = PlayerStatus()
     private var running = true
     /// The thread refills the output once its free room reaches `capacity >> refillShift`: half the
     /// buffer at first. Each underrun (the thread was held up longer than the queued half lasted) halves
@@ -351,19 +349,9 @@ final class EngineCore {
     /// Publishes the status of the context as it is now, with the engine's own figures.
     private func publish() {
         let now = self.clock.now()
+        self.publishedAt = now
         var status = Self.status(of: self.context, at: now)
         status.seekCount = self.seekCount
-        self.contextStatus = status
-        self.publishSample(at: now)
-    }
-
-    /// Publishes a fresh sample of what changes by itself while the song plays on (positions, bitrate,
-    /// the outputs' reports) on top of the status last made from the context: every change to the
-    /// context is published with `publish()` as it happens, so that part is still what it says.
-    private func publishSample(at now: Int64) {
-        self.publishedAt = now
-        var status = self.contextStatus
-        status.sampledAt = now
         status.outputs = self.output.statuses()
         if let decoder = self.decoder, status.format != nil {
             status.heardFrames = self.heardFrames()
@@ -371,6 +359,15 @@ final class EngineCore {
             status.bitrate = decoder.bitrate
         }
         self.shared.publish(status)
+    }
+
+    /// Publishes a fresh sample of what changes by itself while the song plays on (positions, bitrate,
+    /// the outputs' reports) into the status last published, in place: every change to the context
+    /// is published with `publish()` as it happens, so the rest of it is still what it says.
+    private func publishSample(at now: Int64) {
+        self.publishedAt = now
+        let position = self.decoder.map { StatusSample.Position(heardFrames: self.heardFrames(), decoder: $0) }
+        self.shared.publish(StatusSample(sampledAt: now, position: position, outputs: self.output.statuses()))
     }
 
     /// The status a context stands for, before the engine adds what only it knows (positions).
