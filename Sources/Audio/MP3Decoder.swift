@@ -30,6 +30,8 @@ public final class MP3Decoder {
     static let seekPreroll = 8
 
     private let handle: OpaquePointer
+    /// What libmpg123 reads the file through; it lives as long as the handle.
+    private let reader: BlockReader
     private let fileDescriptor: Int32
     private var reachedEnd = false
 
@@ -49,10 +51,14 @@ public final class MP3Decoder {
         guard let handle = mpg123_new(nil, &code) else {
             throw .library(path: path, call: "mpg123_new", reason: String(cString: mpg123_plain_strerror(code)))
         }
+        // libmpg123 reads through `reader` from `mpg123_open_handle` to `mpg123_close`.
+        let reader = BlockReader(descriptor: descriptor)
         var opened = false
         defer {
             if !created {
-                if opened { mpg123_close(handle) }
+                withExtendedLifetime(reader) {
+                    if opened { mpg123_close(handle) }
+                }
                 mpg123_delete(handle)
             }
         }
@@ -71,7 +77,7 @@ public final class MP3Decoder {
             mpg123_param2(handle, Int32(MPG123_PREFRAMES.rawValue), Self.seekPreroll, 0), handle)
         try Self.check(path, "mpg123_format_none", mpg123_format_none(handle), handle)
         try Self.allowEveryRate(path, handle, encoding: encoding)
-        try Self.check(path, "mpg123_open_fd", mpg123_open_fd(handle, descriptor), handle)
+        try Self.check(path, "mpg123_open_handle", reader.open(handle), handle)
         opened = true
 
         var rate = 0
@@ -91,6 +97,7 @@ public final class MP3Decoder {
         self.lengthFrames = StreamLength.frames(handle, descriptor: descriptor)
         self.tags = ID3Tags.read(handle, descriptor: descriptor)
         self.handle = handle
+        self.reader = reader
         self.fileDescriptor = descriptor
         created = true
     }

@@ -263,9 +263,12 @@ final class Mailbox: @unchecked Sendable {
         }
     }
 
+    /// The jobs waiting, in order; none are left behind. With none waiting (the thread's turn while
+    /// it plays) nothing is allocated or freed.
     func takeAll() -> [Job] {
         self.lock.locked {
-            defer { self.pending.removeAll(keepingCapacity: true) }
+            if self.pending.isEmpty { return [] }
+            defer { self.pending = [] }
             return self.pending
         }
     }
@@ -313,13 +316,54 @@ final class EngineShared: Sendable {
             defer { published = status }
             return published
         }
-        let changes = PlayerChanges.between(previous, status)
+        self.tell(PlayerChanges.between(previous, status))
+    }
+
+    /// Writes `sample` into the status last published, in place (the rest of it stands), and tells the
+    /// observers if an output changed noticeably: nothing else can.
+    func publish(_ sample: StatusSample) {
+        let changes: PlayerChanges = self.published.withLock { status in
+            status.sampledAt = sample.sampledAt
+            if let position = sample.position, status.format != nil {
+                status.heardFrames = position.heardFrames
+                status.writtenFrames = position.writtenFrames
+                status.bitrate = position.bitrate
+            }
+            guard status.outputs != sample.outputs else { return [] }
+            defer { status.outputs = sample.outputs }
+            return PlayerChanges.between(outputs: status.outputs, sample.outputs)
+        }
+        self.tell(changes)
+    }
+
+    private func tell(_ changes: PlayerChanges) {
         if !changes.isEmpty {
             for observer in self.observers.withLock({ $0 }) {
                 observer(changes)
             }
         }
     }
+}
+
+/// What the audio thread samples while a song plays on: the parts of the status that change by
+/// themselves.
+struct StatusSample {
+    /// Where the decoder and the listener are, when a song is open.
+    struct Position {
+        var heardFrames: Int
+        var writtenFrames: Int
+        var bitrate: Int
+
+        init(heardFrames: Int, decoder: MP3Decoder) {
+            self.heardFrames = heardFrames
+            self.writtenFrames = decoder.position
+            self.bitrate = decoder.bitrate
+        }
+    }
+
+    var sampledAt: Int64
+    var position: Position?
+    var outputs: [OutputStatus]
 }
 
 /// Runs `body` on a new POSIX thread (a real thread, not a task: it blocks in writes to the device, or

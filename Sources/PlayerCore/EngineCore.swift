@@ -20,6 +20,8 @@ import Dispatch
 final class EngineCore {
     private(set) var context: PlayerContext
     private let configuration: EngineConfiguration
+    /// The configuration's clock, held apart so that reading the time does not copy it out of the configuration.
+    private let clock: any PacingClock
     private let shared: EngineShared
     private let output: OutputFanOut
     private var decoder: MP3Decoder?
@@ -43,6 +45,7 @@ final class EngineCore {
 
     init(configuration: EngineConfiguration, context: PlayerContext, shared: EngineShared) {
         self.configuration = configuration
+        self.clock = configuration.clock
         self.context = context
         self.shared = shared
         self.output = OutputFanOut(
@@ -66,7 +69,7 @@ final class EngineCore {
                 job.run(self)
             }
             guard self.running else { break }
-            let now = self.configuration.clock.now()
+            let now = self.clock.now()
             let timed = self.context.tick(now: now)
             if !timed.isEmpty {
                 self.perform(timed)
@@ -81,7 +84,7 @@ final class EngineCore {
             } else if mailbox.isEmpty {
                 // Idle: sleep until a command comes or a timer is due (at most a second, so the heartbeat
                 // keeps moving).
-                let wait = self.context.nextDeadline.map { $0 - self.configuration.clock.now() } ?? 1_000_000_000
+                let wait = self.context.nextDeadline.map { $0 - self.clock.now() } ?? 1_000_000_000
                 mailbox.wait(nanoseconds: min(wait, 1_000_000_000))
             }
         }
@@ -90,7 +93,7 @@ final class EngineCore {
 
     /// Applies a change to the context and performs its effects; publishes the result.
     func apply(_ change: (inout PlayerContext, Int64) throws(PlayerError) -> [PlayerEffect]) throws(PlayerError) {
-        let effects = try change(&self.context, self.configuration.clock.now())
+        let effects = try change(&self.context, self.clock.now())
         self.perform(effects)
         self.publish()
     }
@@ -154,8 +157,7 @@ final class EngineCore {
             self.renderPeriod()
             return
         }
-        let clock = self.configuration.clock
-        let now = clock.now()
+        let now = self.clock.now()
         let refillMark = max(periodRoom, capacity >> self.refillShift)
         // One frame more than the shortfall, so that rounding to nanoseconds cannot wake the thread early.
         var deadline = now + format.nanoseconds(forFrames: refillMark - room + 1)
@@ -164,27 +166,27 @@ final class EngineCore {
         }
         self.waitedOnFullDevice = true
         self.output.wakeFollowers()
-        if clock.isRealTime {
+        if self.clock.isRealTime {
             mailbox.wait(until: deadline)
         } else {
             // A virtual clock moves only when someone sleeps on it; commands are looked at right after.
-            clock.sleep(until: deadline)
+            self.clock.sleep(until: deadline)
         }
     }
 
     private func renderPeriod() {
-        guard let decoder = self.decoder, let entry = self.context.state.entry else { return }
+        guard let decoder = self.decoder else { return }
         let bytesPerFrame = decoder.format.bytesPerFrame
         let chunk = UnsafeMutableRawBufferPointer(rebasing: self.buffer[0..<self.periodFrames * bytesPerFrame])
         let frames: Int
         do {
             frames = try decoder.read(into: chunk)
         } catch {
-            self.report(.songEnded(entry, message: error.description))
+            self.reportSongEnded(message: error.description)
             return
         }
         guard frames > 0 else {
-            self.report(.songEnded(entry, message: nil))
+            self.reportSongEnded(message: nil)
             return
         }
         let pcm = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<frames * bytesPerFrame])
@@ -200,9 +202,16 @@ final class EngineCore {
         }
         // While the song simply plays on, readers extrapolate the position from the last sample, so a
         // fresh one ten times a second is plenty; every change of state is published at once elsewhere.
-        if self.configuration.clock.now() - self.publishedAt >= Self.playingPublishInterval {
-            self.publish()
+        let now = self.clock.now()
+        if now - self.publishedAt >= Self.playingPublishInterval {
+            self.publishSample(at: now)
         }
+    }
+
+    /// The song playing has ended (with an error `message`, or none at its end).
+    private func reportSongEnded(message: String?) {
+        guard let entry = self.context.state.entry else { return }
+        self.report(.songEnded(entry, message: message))
     }
 
     private func report(_ event: EngineEvent) {
@@ -337,8 +346,9 @@ final class EngineCore {
     /// How often a status sample is published while playing with nothing else changing.
     static let playingPublishInterval: Int64 = 100_000_000
 
+    /// Publishes the status of the context as it is now, with the engine's own figures.
     private func publish() {
-        let now = self.configuration.clock.now()
+        let now = self.clock.now()
         self.publishedAt = now
         var status = Self.status(of: self.context, at: now)
         status.seekCount = self.seekCount
@@ -349,6 +359,15 @@ final class EngineCore {
             status.bitrate = decoder.bitrate
         }
         self.shared.publish(status)
+    }
+
+    /// Publishes a fresh sample of what changes by itself while the song plays on (positions, bitrate,
+    /// the outputs' reports) into the status last published, in place: every change to the context
+    /// is published with `publish()` as it happens, so the rest of it is still what it says.
+    private func publishSample(at now: Int64) {
+        self.publishedAt = now
+        let position = self.decoder.map { StatusSample.Position(heardFrames: self.heardFrames(), decoder: $0) }
+        self.shared.publish(StatusSample(sampledAt: now, position: position, outputs: self.output.statuses()))
     }
 
     /// The status a context stands for, before the engine adds what only it knows (positions).

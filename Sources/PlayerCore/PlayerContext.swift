@@ -308,14 +308,9 @@ public struct PlayerContext: Sendable {
 
     /// The next moment `tick(now:)` has something to do, if any.
     public var nextDeadline: Int64? {
-        var deadlines: [Int64] = []
-        if case .pause(let pause) = self.state, let resumesAt = pause.resumesAt {
-            deadlines.append(resumesAt)
-        }
-        if case .at(let deadline) = self.sleepTimer {
-            deadlines.append(deadline)
-        }
-        return deadlines.min()
+        let resumesAt: Int64? = if case .pause(let pause) = self.state { pause.resumesAt } else { nil }
+        guard case .at(let deadline) = self.sleepTimer else { return resumesAt }
+        return min(resumesAt ?? deadline, deadline)
     }
 
     // MARK: - Queue edits

@@ -118,11 +118,15 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
         {
             changes.insert(.options)
         }
-        if old.outputs.count != new.outputs.count
-            || zip(old.outputs, new.outputs).contains(where: { $0.differsNoticeably(from: $1) })
-        {
-            changes.insert(.output)
+        return changes.union(Self.between(outputs: old.outputs, new.outputs))
+    }
+
+    /// `.output` when an output was switched, failed or recovered, or its problem or first dropped
+    /// frames came or went between two lists of outputs; else nothing.
+    static func between(outputs old: [OutputStatus], _ new: [OutputStatus]) -> PlayerChanges {
+        if old.count != new.count || zip(old, new).contains(where: { $0.differsNoticeably(from: $1) }) {
+            return .output
         }
-        return changes
+        return []
     }
 }

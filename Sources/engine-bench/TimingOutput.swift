@@ -32,6 +32,9 @@ final class Probe: Sendable {
     }
 
     private let state = Mutex(State())
+    /// True from `arm` until the effect has happened: the output's calls skip the probe (its lock and
+    /// the time stamp) otherwise, so that a CPU run, which arms nothing, measures the engine alone.
+    private let armed = Atomic<Bool>(false)
     private let underrunCount = Atomic<Int>(0)
     private let leastQueued = Atomic<Int>(Int.max)
 
@@ -55,6 +58,7 @@ final class Probe: Sendable {
     /// Expects `effect` from now on; a previous expectation is forgotten.
     func arm(_ effect: OutputEffect) {
         self.state.withLock { $0 = State(expected: effect) }
+        self.armed.store(true, ordering: .releasing)
     }
 
     /// When the expected effect happened, monotonic nanoseconds; nil until it has.
@@ -74,6 +78,9 @@ final class Probe: Sendable {
         }
     }
 
+    /// True while an effect is expected: the output stamps and notes its calls only then.
+    var isArmed: Bool { self.armed.load(ordering: .acquiring) }
+
     /// Called by the output, on the audio thread, as a call reaches it.
     func note(_ call: OutputCall, at time: Int64) {
         let waiter = self.state.withLock { state -> CheckedContinuation<Int64, Never>? in
@@ -89,6 +96,7 @@ final class Probe: Sendable {
                 return nil
             }
             state.expected = nil
+            self.armed.store(false, ordering: .releasing)
             state.firedAt = time
             defer { state.waiter = nil }
             return state.waiter
@@ -125,7 +133,7 @@ final class TimingOutput: AudioOutput {
     }
 
     func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
-        self.probe.note(.write, at: self.clock.now())
+        if self.probe.isArmed { self.probe.note(.write, at: self.clock.now()) }
         if self.primed && self.inner.capacityFrames != nil {
             let queued = self.inner.delayFrames
             if queued == 0 { self.probe.noteUnderrun() }
@@ -136,7 +144,7 @@ final class TimingOutput: AudioOutput {
     }
 
     func pause() throws(OutputError) {
-        self.probe.note(.pause, at: self.clock.now())
+        if self.probe.isArmed { self.probe.note(.pause, at: self.clock.now()) }
         try self.inner.pause()
     }
 
@@ -148,7 +156,7 @@ final class TimingOutput: AudioOutput {
     }
 
     func drop() throws(OutputError) {
-        self.probe.note(.drop, at: self.clock.now())
+        if self.probe.isArmed { self.probe.note(.drop, at: self.clock.now()) }
         self.primed = false
         try self.inner.drop()
     }
