@@ -78,9 +78,11 @@ build_release() {
 }
 
 # cpu_ns PID: the CPU time of all of the process's threads so far, in nanoseconds, from
-# /proc/PID/task/*/schedstat (nanosecond resolution, where /proc/PID/stat counts 10 ms ticks).
+# /proc/PID/task/*/schedstat (nanosecond resolution, where /proc/PID/stat counts 10 ms ticks). Printed
+# with %.0f: Debian's mawk prints %d no higher than 2^31 - 1, which is 2.1 s of CPU, so a daemon that
+# had used more (mpd after its database update) read the same before and after every window.
 cpu_ns() {
-    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
+    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 
 # kv KEY: the value of the first "KEY value" line on standard input.
