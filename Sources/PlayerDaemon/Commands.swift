@@ -352,10 +352,22 @@ enum Commands {
         let resolved = try? await FileSystemWork.run {
             cancellation throws(Ack) -> ([(paths: [String], position: Int?)], Ack?) in
             var items: [(paths: [String], position: Int?)] = []
-            for call in calls {
+            // What the library holds, in one read for all of them (a read each cost 1,000 adds 40 ms).
+            let known: [Result<[String], Ack>?]
+            do throws(Ack) {
+                known = try service.libraryPaths(calls.map { $0.argument(0) }, command: "add")
+            } catch {
+                return (items, error)
+            }
+            for (call, known) in zip(calls, known) {
                 do throws(Ack) {
-                    let paths = try service.resolve(
-                        call.argument(0), for: call.session, command: call.name, cancellation: cancellation)
+                    let paths: [String]
+                    if let known {
+                        paths = try known.get()
+                    } else {
+                        paths = try service.resolve(
+                            call.argument(0), for: call.session, command: call.name, cancellation: cancellation)
+                    }
                     let position = try call.optionalArgument(1).map { text throws(Ack) in
                         try Argument.unsigned(text)
                     }

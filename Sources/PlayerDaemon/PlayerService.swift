@@ -168,6 +168,29 @@ public final class PlayerService: Sendable {
         return paths
     }
 
+    /// What the library holds under each of `uris`, looked up together in one read of the database: an
+    /// entry for each, nil where `resolve` would not answer from the library (an absolute path, a URI the
+    /// library does not know), else the paths or the refusal of too many. For a command list's `add`s.
+    func libraryPaths(_ uris: [String], command: String) throws(Ack) -> [Result<[String], Ack>?] {
+        guard let library = self.library, let musicDirectory = self.configuration.musicDirectory else {
+            return uris.map { _ in nil }
+        }
+        let known = uris.map { uri in
+            uri.hasPrefix("/") || uri.hasPrefix("file://") || QueueLoader.climbsUp(uri) ? nil : uri
+        }
+        var found = try library.songURIs(underEach: known.compactMap { $0 }, prefixedWith: musicDirectory + "/")
+            .makeIterator()
+        let limit = self.configuration.maximumQueueLength
+        return known.map { uri -> Result<[String], Ack>? in
+            guard let uri, let paths = found.next() ?? nil else { return nil }
+            guard paths.count <= limit else {
+                return .failure(
+                    Ack(.playlistMax, "\(uri): more than \(limit) songs, the queue's limit", command: command))
+            }
+            return .success(paths)
+        }
+    }
+
     /// `resolve` on the calling thread, which may block for as long as the walk takes.
     func resolve(
         _ uri: String,

@@ -133,6 +133,27 @@ struct LibraryCommandTests {
         }
     }
 
+    @Test("a command list's adds mix the library, the disk and absolute paths, in order, up to the first failure")
+    func commandListOfAdds() throws {
+        try withLibrary { _, client, tree in
+            // A song copied in after the scan: not in the library, found on the disk.
+            try FileManager.default.copyItem(atPath: Paths.fixture("one-second.mp3"), toPath: tree + "/late.mp3")
+            let adds = [
+                "add \"Sigur Rós\"", "add root.mp3", "add late.mp3", "add \"\(tree)/Björk/Album/x.mp3\"",
+                "add \"Мумий Тролль/y.mp3\"", "add ../music/root.mp3", "add root.mp3",
+            ]
+            let answer = try client.command(
+                (["command_list_ok_begin"] + adds + ["command_list_end"]).joined(separator: "\n"))
+            #expect(Array(answer.dropLast()) == Array(repeating: "list_OK", count: 5), "\(answer)")
+            #expect(answer.last?.hasPrefix("ACK [50@5] {add}") == true, "\(answer)")
+            let queue = try client.command("playlistinfo").filter { $0.hasPrefix("file: ") }
+            #expect(
+                queue == [
+                    "file: Sigur Rós/Ágætis byrjun/z.mp3", "file: root.mp3", "file: late.mp3",
+                    "file: Björk/Album/x.mp3", "file: Мумий Тролль/y.mp3",
+                ])
+        }
+    }
     @Test("a file and a directory named in Latin-1 are listed escaped, found, listed on disk, and play")
     func namesThatAreNotUTF8() throws {
         /// Copies a fixture to a path given as bytes, which a `String` cannot hold.
