@@ -77,12 +77,22 @@ build_release() {
     done
 }
 
-# cpu_ns PID: the CPU time of all of the process's threads so far, in nanoseconds, from
-# /proc/PID/task/*/schedstat (nanosecond resolution, where /proc/PID/stat counts 10 ms ticks). Printed
-# with %.0f: Debian's mawk prints %d no higher than 2^31 - 1, which is 2.1 s of CPU, so a daemon that
-# had used more (mpd after its database update) read the same before and after every window.
-cpu_ns() {
-    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+# cpu_threads PID: the CPU time of each of the process's threads so far, "TID NANOSECONDS" a line, from
+# /proc/PID/task/*/schedstat (nanosecond resolution, where /proc/PID/stat counts 10 ms ticks).
+cpu_threads() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        [[ -r $task/schedstat ]] && printf '%s %s\n' "${task##*/}" "$(cut -d' ' -f1 "$task/schedstat" 2>/dev/null)"
+    done
+    return 0
+}
+# cpu_spent BEFORE AFTER: the nanoseconds the threads listed in AFTER (cpu_threads) ran since BEFORE;
+# a thread born since counts whole. Thread by thread, because a thread that ended in between takes
+# its time with it: a plain sum then went down, and read as less than nothing. (%.0f: mawk prints
+# %d no higher than 2^31 - 1, which is 2.1 s of CPU.)
+cpu_spent() {
+    awk 'NR == FNR { before[$1] = $2; next } $2 != "" { spent += $2 - before[$1] } END { printf "%.0f\n", spent }' \
+        <(printf '%s\n' "$1") <(printf '%s\n' "$2")
 }
 
 # kv KEY: the value of the first "KEY value" line on standard input.

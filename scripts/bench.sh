@@ -267,13 +267,13 @@ t_start=$(date +%s%N)
 for ((i = 0; i < CPU_ROUNDS; i++)); do
     playing playerd "$PLAYERD_SOCKET" && playing mpd "$MPD_SOCKET"
     t0=$(date +%s%N)
-    a0=$(cpu_ns "$MINE_PID") && b0=$(cpu_ns "$PEER_PID") && c0=$(cpu_ns "$BARE_PID")
+    a0=$(cpu_threads "$MINE_PID") && b0=$(cpu_threads "$PEER_PID") && c0=$(cpu_threads "$BARE_PID")
     sleep "$CPU_SECONDS"
-    a1=$(cpu_ns "$MINE_PID") && b1=$(cpu_ns "$PEER_PID") && c1=$(cpu_ns "$BARE_PID")
+    a1=$(cpu_threads "$MINE_PID") && b1=$(cpu_threads "$PEER_PID") && c1=$(cpu_threads "$BARE_PID")
     t1=$(date +%s%N)
     playing playerd "$PLAYERD_SOCKET" && playing mpd "$MPD_SOCKET"
     kill -0 "$BARE_PID" 2>/dev/null || die "mpg123 stopped playing"
-    pct() { awk -v c="$(($2 - $1))" -v w="$((t1 - t0))" 'BEGIN { printf "%.4f", 100 * c / w }'; }
+    pct() { awk -v c="$(cpu_spent "$1" "$2")" -v w="$((t1 - t0))" 'BEGIN { printf "%.4f", 100 * c / w }'; }
     add cpu-mine "$(pct "$a0" "$a1")"
     add cpu-peer "$(pct "$b0" "$b1")"
     add cpu-bare "$(pct "$c0" "$c1")"
