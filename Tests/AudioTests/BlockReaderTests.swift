@@ -43,6 +43,35 @@ struct BlockReaderTests {
         }
     }
 
+    @Test("a file that cannot be read gives -1 with errno set, as read(2) would")
+    func readErrors() throws {
+        // A directory opens, but reading it fails with EISDIR: as a file on a disk that went away fails.
+        let directory = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(directory >= 0)
+        defer { close(directory) }
+        let reader = BlockReader(descriptor: directory)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        errno = 0
+        let got = bytes.withUnsafeMutableBytes { reader.read(into: $0.baseAddress!, count: 16) }
+        #expect(got == -1)
+        #expect(errno == EISDIR)
+        // A descriptor that cannot be read at an offset at all (a pipe): ESPIPE, for a small read
+        // (through the block) and for one larger than a block (straight into the caller's buffer).
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let piped = BlockReader(descriptor: ends[0])
+        for count in [4, BlockReader.blockBytes + 1] {
+            var buffer = [UInt8](repeating: 0, count: count)
+            errno = 0
+            #expect(buffer.withUnsafeMutableBytes { piped.read(into: $0.baseAddress!, count: count) } == -1)
+            #expect(errno == ESPIPE, "reading \(count) bytes")
+        }
+    }
+
     @Test("seeks as lseek(2) does: from the start, from here, from the end; negative offsets are refused")
     func seeks() throws {
         try self.withReader { reader, file in
