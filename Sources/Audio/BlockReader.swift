@@ -15,10 +15,12 @@ import CMPG123
 ///
 /// A reader belongs to one decoder, and so to one thread at a time.
 final class BlockReader {
-    /// How much is read from the file at a time.
+    /// How much is read from the file at a time, unless told otherwise.
     static let blockBytes = 65536
 
     private let descriptor: Int32
+    /// How much this reader reads at a time.
+    private let blockSize: Int
     private let block: UnsafeMutableRawPointer
     /// The file offset of the block's first byte.
     private var blockStart = 0
@@ -27,10 +29,12 @@ final class BlockReader {
     /// The offset libmpg123 reads from next.
     private var offset = 0
 
-    /// A reader of the file open on `descriptor` (which the caller keeps open, and closes, itself).
-    init(descriptor: Int32) {
+    /// A reader of the file open on `descriptor` (which the caller keeps open, and closes, itself),
+    /// `blockSize` bytes at a time.
+    init(descriptor: Int32, blockSize: Int = BlockReader.blockBytes) {
         self.descriptor = descriptor
-        self.block = .allocate(byteCount: Self.blockBytes, alignment: 16)
+        self.blockSize = blockSize
+        self.block = .allocate(byteCount: blockSize, alignment: 16)
     }
 
     deinit {
@@ -69,7 +73,7 @@ final class BlockReader {
                 continue
             }
             let wanted = count - done
-            if wanted >= Self.blockBytes {
+            if wanted >= self.blockSize {
                 // A large read (a long ID3v2 tag) goes straight to the caller's buffer.
                 let got = self.pread(into: buffer + done, count: wanted, at: self.offset)
                 if got < 0 { return done > 0 ? done : -1 }
@@ -78,7 +82,7 @@ final class BlockReader {
                 self.offset += got
                 continue
             }
-            let got = self.pread(into: self.block, count: Self.blockBytes, at: self.offset)
+            let got = self.pread(into: self.block, count: self.blockSize, at: self.offset)
             if got < 0 { return done > 0 ? done : -1 }
             self.blockStart = self.offset
             self.blockCount = got
