@@ -120,34 +120,62 @@ public final class Resampler {
         return bytes
     }
 
-    /// Fills `mapped` with the input's frames as floats, in the output's channel count.
+    /// Fills `mapped` with the input's frames as floats, in the output's channel count. Loops over
+    /// raw pointers with the format decided outside them: this runs for every sample the FIFO gets.
     private func mapChannels(_ frames: UnsafeRawBufferPointer) {
         let inChannels = self.input.channels
         let outChannels = self.output.channels
         let count = frames.count / self.input.bytesPerFrame
-        self.mapped.removeAll(keepingCapacity: true)
-        self.mapped.reserveCapacity(count * outChannels)
-        let sample: (Int) -> Float =
-            switch self.input.sampleFormat {
-            case .signed16:
-                { Float(Int16(littleEndian: frames.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self))) / 32768 }
-            case .float32: { frames.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) }
+        let samples = count * inChannels
+        var mapped = self.mapped
+        self.mapped = []  // `mapped` is then the only reference: filled in place, not copied
+        mapped.removeAll(keepingCapacity: true)
+        mapped.reserveCapacity(count * outChannels)
+        if inChannels == outChannels {
+            // The common case, converted straight into the array.
+            mapped.append(contentsOf: repeatElement(0, count: samples))
+            mapped.withUnsafeMutableBufferPointer { out in
+                Self.convert(frames, format: self.input.sampleFormat, samples: samples, into: out.baseAddress!)
             }
-        for frame in 0..<count {
-            let base = frame * inChannels
-            if inChannels == outChannels {
-                for channel in 0..<inChannels { self.mapped.append(sample(base + channel)) }
-            } else if inChannels == 1 {
-                let value = sample(base)
-                for _ in 0..<outChannels { self.mapped.append(value) }
-            } else if outChannels == 1 {
-                var sum: Float = 0
-                for channel in 0..<inChannels { sum += sample(base + channel) }
-                self.mapped.append(sum / Float(inChannels))
-            } else {
-                for channel in 0..<outChannels {
-                    self.mapped.append(channel < inChannels ? sample(base + channel) : 0)
+            self.mapped = mapped
+            return
+        }
+        var converted = [Float](repeating: 0, count: samples)
+        converted.withUnsafeMutableBufferPointer { out in
+            Self.convert(frames, format: self.input.sampleFormat, samples: samples, into: out.baseAddress!)
+        }
+        converted.withUnsafeBufferPointer { sample in
+            for frame in 0..<count {
+                let base = frame * inChannels
+                if inChannels == 1 {
+                    for _ in 0..<outChannels { mapped.append(sample[base]) }
+                } else if outChannels == 1 {
+                    var sum: Float = 0
+                    for channel in 0..<inChannels { sum += sample[base + channel] }
+                    mapped.append(sum / Float(inChannels))
+                } else {
+                    for channel in 0..<outChannels {
+                        mapped.append(channel < inChannels ? sample[base + channel] : 0)
+                    }
                 }
+            }
+        }
+        self.mapped = mapped
+    }
+
+    /// `samples` samples of `format` from `bytes`, as floats within -1...1, into `out`.
+    private static func convert(
+        _ bytes: UnsafeRawBufferPointer, format: SampleFormat, samples: Int, into out: UnsafeMutablePointer<Float>
+    ) {
+        switch format {
+        case .signed16:
+            for index in 0..<samples {
+                let value = Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 2, as: Int16.self))
+                out[index] = Float(value) / 32768
+            }
+        case .float32:
+            for index in 0..<samples {
+                out[index] = bytes.loadUnaligned(fromByteOffset: index * 4, as: Float.self)
             }
         }
     }
@@ -157,23 +185,29 @@ public final class Resampler {
         let bytesPerSample = self.output.bytesPerSample
         let bits = self.output.bitsPerSample
         var bytes = [UInt8](repeating: 0, count: samples.count * bytesPerSample)
-        bytes.withUnsafeMutableBytes { out in
-            var offset = 0
-            for value in samples {
-                let clipped = Double(max(-1, min(1, value)))
+        samples.withUnsafeBufferPointer { samples in
+            bytes.withUnsafeMutableBytes { out in
                 switch bits {
                 case 16:
-                    let integer = Int16(clamping: Int((clipped * 32768).rounded()))
-                    out.storeBytes(of: integer.littleEndian, toByteOffset: offset, as: Int16.self)
+                    for (index, value) in samples.enumerated() {
+                        let clipped = Double(max(-1, min(1, value)))
+                        let integer = Int16(clamping: Int((clipped * 32768).rounded()))
+                        out.storeBytes(of: integer.littleEndian, toByteOffset: index * 2, as: Int16.self)
+                    }
                 case 24:
                     // snapcast keeps 24-bit samples in 4 bytes, right-aligned.
-                    let integer = Int32(max(-8_388_608, min(8_388_607, Int((clipped * 8_388_608).rounded()))))
-                    out.storeBytes(of: integer.littleEndian, toByteOffset: offset, as: Int32.self)
+                    for (index, value) in samples.enumerated() {
+                        let clipped = Double(max(-1, min(1, value)))
+                        let integer = Int32(max(-8_388_608, min(8_388_607, Int((clipped * 8_388_608).rounded()))))
+                        out.storeBytes(of: integer.littleEndian, toByteOffset: index * 4, as: Int32.self)
+                    }
                 default:
-                    let integer = Int32(clamping: Int64((clipped * 2_147_483_648).rounded()))
-                    out.storeBytes(of: integer.littleEndian, toByteOffset: offset, as: Int32.self)
+                    for (index, value) in samples.enumerated() {
+                        let clipped = Double(max(-1, min(1, value)))
+                        let integer = Int32(clamping: Int64((clipped * 2_147_483_648).rounded()))
+                        out.storeBytes(of: integer.littleEndian, toByteOffset: index * 4, as: Int32.self)
+                    }
                 }
-                offset += bytesPerSample
             }
         }
         return bytes

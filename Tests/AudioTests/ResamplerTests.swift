@@ -86,6 +86,39 @@ struct ResamplerTests {
         #expect(resampler.flush().isEmpty)
     }
 
+    /// Little-endian integers of `width` bytes, signed, from `bytes`.
+    private func integers(_ bytes: [UInt8], width: Int) -> [Int] {
+        bytes.withUnsafeBytes { raw in
+            stride(from: 0, to: raw.count, by: width).map { offset in
+                width == 2
+                    ? Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int16.self)))
+                    : Int(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+            }
+        }
+    }
+
+    @Test(
+        "samples are mapped and encoded exactly at the same rate: 24 and 32 bits, a downmix to mono, float input",
+        arguments: [
+            // (input format, FIFO format, input samples as S16 or as floats, expected output integers)
+            ("s16", "48000:24:2", [-32768, 32767, 0, 16384], [-8_388_608, 8_388_352, 0, 4_194_304]),
+            ("s16", "48000:32:2", [-32768, 1, 0, -16384], [-2_147_483_648, 65536, 0, -1_073_741_824]),
+            // (-32768 + 32767) / 2 is -0.5 of a step: rounded away from zero.
+            ("s16", "48000:16:1", [-32768, 32767, 0, 16384], [-1, 8192]),
+            // Floats beyond -1...1 are clipped.
+            ("f32", "48000:16:2", [-2, 0.5, 1, -0.25], [-32768, 16384, 32767, -8192]),
+        ] as [(String, String, [Double], [Int])])
+    func exactMapping(input: String, fifo: String, samples: [Double], expected: [Int]) throws {
+        let output = try FIFOFormat(parsing: fifo)
+        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: input == "s16" ? .signed16 : .float32)
+        let resampler = try Resampler(input: format, output: output)
+        let bytes =
+            input == "s16"
+            ? samples.map { Int16($0) }.withUnsafeBytes { resampler.process($0) }
+            : samples.map { Float($0) }.withUnsafeBytes { resampler.process($0) }
+        #expect(integers(bytes, width: output.bytesPerSample) == expected)
+    }
+
     @Test("flush returns the tail soxr held back")
     func flushReturnsTheTail() throws {
         let input = sine(frequency: 440, rate: 44100, channels: 2, seconds: 0.1)
