@@ -32,8 +32,10 @@ public struct SavedState: Sendable, Equatable {
     public var replayGainMode: ReplayGainMode = .off
     /// Which outputs were switched on, by name, in the daemon's order.
     public var outputs: [SavedOutput] = []
-    /// Lines that were read past rather than costing the whole file: an `output:` line names only
-    /// a switch, so a damaged one (a hand edit) is skipped and reported here, and the queue survives.
+    /// Lines that were read past rather than costing the whole file: a damaged setting or position
+    /// (a hand edit, a bad disk block) is skipped and reported here, its value left as it was, and the
+    /// queue survives. Only a file that is not whole (no header, no `end`, a line that is not
+    /// `key: value`) is corrupt.
     public var skippedLines: [String] = []
 
     /// An empty state: nothing queued, stopped, full volume.
@@ -78,7 +80,8 @@ public struct SavedState: Sendable, Equatable {
     }
 
     /// Reads a state file's text.
-    /// - Throws: `StateFileError.corrupt` with the line at fault when the text is not a whole state file.
+    /// - Throws: `StateFileError.corrupt` with the line at fault when the text is not a whole state file;
+    ///   a damaged value is read past (`skippedLines`).
     public init(decoding text: String) throws(StateFileError) {
         self.init()
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -95,11 +98,17 @@ public struct SavedState: Sendable, Equatable {
             }
             let key = line[..<colon]
             let value = String(line[line.index(colon, offsetBy: 2)...])
-            func flag() throws(StateFileError) -> Bool {
+            /// Reads past this line, with what was wrong with it, keeping the value the state had.
+            func skip(_ rule: String) {
+                self.skippedLines.append("line \(index + 1): \(key) must be \(rule), not \"\(value)\"")
+            }
+            func flag() -> Bool? {
                 switch value {
                 case "0": return false
                 case "1": return true
-                default: throw .corrupt(reason: "line \(index + 1): \(key) must be 0 or 1")
+                default:
+                    skip("0 or 1")
+                    return nil
                 }
             }
             switch key {
@@ -107,44 +116,49 @@ public struct SavedState: Sendable, Equatable {
             case "output":
                 guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag)
                 else {
-                    self.skippedLines.append(
-                        "line \(index + 1): output must be 0 or 1, a colon and the output's name, not \"\(value)\"")
+                    skip("0 or 1, a colon and the output's name")
                     continue
                 }
                 self.outputs.append(
                     SavedOutput(name: String(value[value.index(after: colon)...]), isEnabled: flag == 1))
             case "volume":
                 guard let volume = Int(value), (0...100).contains(volume) else {
-                    throw .corrupt(reason: "line \(index + 1): volume must be 0 to 100")
+                    skip("0 to 100")
+                    continue
                 }
                 self.volume = volume
-            case "muted": self.isMuted = try flag()
-            case "repeat": self.repeatMode = try flag()
-            case "random": self.random = try flag()
-            case "consume": self.consume = try flag()
+            case "muted": self.isMuted = flag() ?? self.isMuted
+            case "repeat": self.repeatMode = flag() ?? self.repeatMode
+            case "random": self.random = flag() ?? self.random
+            case "consume": self.consume = flag() ?? self.consume
             case "single":
                 guard let single = SingleMode(rawValue: value) else {
-                    throw .corrupt(reason: "line \(index + 1): single must be 0, 1 or oneshot")
+                    skip("0, 1 or oneshot")
+                    continue
                 }
                 self.single = single
             case "replay_gain_mode":
                 guard let mode = ReplayGainMode(rawValue: value) else {
-                    throw .corrupt(reason: "line \(index + 1): replay_gain_mode must be off, track, album or auto")
+                    skip("off, track, album or auto")
+                    continue
                 }
                 self.replayGainMode = mode
             case "state":
                 guard let state = PlayerStateKind(rawValue: value) else {
-                    throw .corrupt(reason: "line \(index + 1): unknown state \"\(value)\"")
+                    skip("a player state (play, pause or stop)")
+                    continue
                 }
                 self.state = state
             case "current":
                 guard let current = Int(value), current >= 0 else {
-                    throw .corrupt(reason: "line \(index + 1): current must be a position")
+                    skip("a position in the queue")
+                    continue
                 }
                 self.current = current
             case "elapsed":
                 guard let elapsed = Double(value), elapsed >= 0, elapsed <= Self.maximumElapsed else {
-                    throw .corrupt(reason: "line \(index + 1): elapsed must be seconds")
+                    skip("seconds, at most \(Int(Self.maximumElapsed))")
+                    continue
                 }
                 self.elapsed = elapsed
             default:
@@ -153,7 +167,11 @@ public struct SavedState: Sendable, Equatable {
             }
         }
         if let current = self.current, current >= self.paths.count {
-            throw .corrupt(reason: "the current position \(current) is past the \(self.paths.count) songs")
+            // The queue stands; only where playback was is lost.
+            self.skippedLines.append("the current position \(current) is past the \(self.paths.count) songs")
+            self.current = nil
+            self.elapsed = 0
+            self.state = .stop
         }
     }
 }

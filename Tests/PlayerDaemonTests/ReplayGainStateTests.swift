@@ -19,10 +19,11 @@ struct ReplayGainStateTests {
         #expect(try SavedState(decoding: text).replayGainMode == .off)
     }
 
-    @Test("an unknown mode is a corrupt file")
-    func unknownMode() {
-        #expect(throws: StateFileError.self) {
-            try SavedState(decoding: "playerd-state 1\nreplay_gain_mode: loud\nend\n")
-        }
+    @Test("an unknown mode is read past: the mode stays off and the line is reported")
+    func unknownMode() throws {
+        let state = try SavedState(decoding: "playerd-state 1\nreplay_gain_mode: loud\nsong: /music/a.mp3\nend\n")
+        #expect(state.replayGainMode == .off)
+        #expect(state.paths == ["/music/a.mp3"])
+        #expect(state.skippedLines == ["line 2: replay_gain_mode must be off, track, album or auto, not \"loud\""])
     }
 }
