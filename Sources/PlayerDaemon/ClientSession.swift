@@ -62,6 +62,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     private var lastCommand: RememberedCommand?
     /// Wrong passwords this connection has sent.
     private var wrongPasswords = 0
+    /// Whether an unreadable request of this client has been logged.
+    private var loggedUnreadable = false
     /// When a network client last sent anything; it is disconnected after a silence outside `idle`.
     private var lastInput = NIODeadline.now()
     private var silenceCheck: Scheduled<Void>?
@@ -256,7 +258,11 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
         } else if let ack = self.framer.ack(for: frame) {
             // Inside a command list the line takes its slot and fails there: the list keeps one answer.
-            self.logger.info("refused a request: \(ack.message)")
+            // Logged once a connection: a client sending noise would otherwise write a line per line.
+            if !self.loggedUnreadable {
+                self.loggedUnreadable = true
+                self.logger.info("refused a request: \(ack.message) (further ones from this client are not logged)")
+            }
             action = self.lists.consumeUnreadable(ack)
         } else {
             return
