@@ -6,46 +6,21 @@ import Synchronization
 /// answered with a copy while those values are the same, without writing the answer again (that was
 /// most of what such a request cost).
 ///
-/// The copy is keyed on every value `Answer.status` shows (`Key`), compared on each request, so it
-/// cannot go stale whatever changed the status and whether or not the change was reported. An answer
-/// that depends on the time (a song playing or paused, a sleep timer's or a timed pause's time left)
-/// is never kept. Debug builds check every copy against an answer written afresh.
+/// The copy is keyed on the whole status (but for when it was sampled) and the library's job, compared
+/// on each request, so it cannot go stale whatever changed the status and whether or not the change was
+/// reported; a change the answer does not show (an output's report) only costs one answer written
+/// afresh. An answer that depends on the time (a song playing or paused, a sleep timer's or a timed
+/// pause's time left) is never kept. Debug builds check every copy against an answer written afresh.
 final class StatusAnswerCache: Sendable {
-    /// What the `status` answer shows, besides the time. (Keep this in step with `Answer.status`.)
+    /// What an answer was written from.
     struct Key: Equatable {
-        var volume: Int?
-        var isMuted: Bool
-        var repeatMode: Bool
-        var random: Bool
-        var single: PlayerCore.SingleMode
-        var consume: Bool
-        var queueVersion: Int
-        var queueLength: Int
-        var state: PlayerStateKind
-        var position: Int?
-        var entryID: Int?
-        var nextPosition: Int?
-        var nextEntryID: Int?
-        var error: String?
-        var sleepsAtEndOfSong: Bool
+        var status: PlayerStatus
         var job: Int?
 
         init(_ status: PlayerStatus, job: Int?) {
-            self.volume = status.volume
-            self.isMuted = status.isMuted
-            self.repeatMode = status.repeatMode
-            self.random = status.random
-            self.single = status.single
-            self.consume = status.consume
-            self.queueVersion = status.queueVersion
-            self.queueLength = status.queueLength
-            self.state = status.state
-            self.position = status.position
-            self.entryID = status.entry?.id
-            self.nextPosition = status.nextPosition
-            self.nextEntryID = status.nextEntry?.id
-            self.error = status.error
-            self.sleepsAtEndOfSong = status.sleepTimer == .endOfSong
+            self.status = status
+            // The moment of the last sample moves with any publication, and a stopped answer does not show it.
+            self.status.sampledAt = 0
             self.job = job
         }
     }
