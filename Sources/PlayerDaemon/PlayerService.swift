@@ -157,15 +157,7 @@ public final class PlayerService: Sendable {
     /// The paths of what the library holds under the relative `uri`, in listing order; nil when it holds
     /// nothing there (or there is no library): then the disk is walked.
     private func libraryPaths(_ uri: String, command: String) throws(Ack) -> [String]? {
-        guard let library = self.library, let musicDirectory = self.configuration.musicDirectory,
-            !QueueLoader.climbsUp(uri),
-            let paths = try library.songURIs(under: uri, prefixedWith: musicDirectory + "/")
-        else { return nil }
-        let limit = self.configuration.maximumQueueLength
-        guard paths.count <= limit else {
-            throw Ack(.playlistMax, "\(uri): more than \(limit) songs, the queue's limit", command: command)
-        }
-        return paths
+        try self.libraryPaths([uri], command: command)[0]?.get()
     }
 
     /// What the library holds under each of `uris`, looked up together in one read of the database: an
