@@ -187,7 +187,8 @@ public final class HardwareMixer: @unchecked Sendable {
     /// Starts a thread that calls `onChange` with the new percent when another program changes the
     /// control (the echoes of `setVolume` are not reported), and `onLost` once, from that thread,
     /// when the mixer stops answering (the card unplugged, the sound server gone); the mixer is
-    /// useless then and should be closed. Once only; false when the thread could not start.
+    /// useless then and should be closed. Once only; false when the mixer has nothing to poll (or is
+    /// watched already).
     @discardableResult
     public func startWatching(
         onChange: @escaping @Sendable (Int) -> Void, onLost: @escaping @Sendable (String) -> Void
@@ -208,18 +209,7 @@ public final class HardwareMixer: @unchecked Sendable {
         }
         guard let descriptors else { return false }
         let watch = Watch(mixer: self, descriptors: descriptors, onChange: onChange, onLost: onLost)
-        let context = Unmanaged.passRetained(watch).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { context in
-                Unmanaged<Watch>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            }, context)
-        guard created == 0 else {
-            Unmanaged<Watch>.fromOpaque(context).release()
-            return false
-        }
+        let thread = startThread { watch.run() }
         self.state.withLock { $0.watcher = thread }
         return true
     }

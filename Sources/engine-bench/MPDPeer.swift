@@ -2,6 +2,7 @@
 // here over its Unix socket. With a `fifo` output, the time a command takes to show at the output is
 // read off the fifo; with a `null` output (`sync "yes"`), its CPU and memory are read from /proc.
 
+import Audio
 import Synchronization
 
 #if canImport(Glibc)
@@ -127,15 +128,7 @@ final class FifoWatcher: Sendable {
         self.descriptor = descriptor
         self.probe = probe
         self.headerBytes = headerBytes
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(
-            &thread, nil,
-            { argument in
-                Unmanaged<FifoWatcher>.fromOpaque(argument!).takeRetainedValue().readUntilStopped()
-                return nil
-            }, box)
-        guard status == 0 else { fail("pthread_create failed: \(status)") }
+        let thread = startThread { [self] in self.readUntilStopped() }
         self.thread.withLock { $0 = thread }
     }
 
