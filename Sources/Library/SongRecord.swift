@@ -20,7 +20,7 @@ struct SongRecord: Sendable {
     private(set) var searchTexts: [String?] = []
 
     /// Works out `block`, `tagRows` and `searchTexts` from the tags.
-    mutating func prepare() {
+    mutating func prepare(folding: inout FoldingMemo) {
         var text = ""
         for (tag, value) in self.tags.pairs {
             text += tag.rawValue
@@ -39,7 +39,7 @@ struct SongRecord: Sendable {
             }
             var folded: [String] = []
             for value in values {
-                let foldedValue = TextFolding.fold(value)
+                let foldedValue = folding.fold(value)
                 folded.append(foldedValue)
                 self.tagRows.append((Int64(tag.order), value, foldedValue, fallback))
             }
@@ -53,7 +53,8 @@ struct SongRecord: Sendable {
 
     /// Reads `path` for the library.
     static func read(
-        with reader: SongReader, path: String, uri: String, directoryURI: String, name: String, mtime: Int64,
+        with reader: SongReader, folding: inout FoldingMemo, path: String, uri: String, directoryURI: String,
+        name: String, mtime: Int64,
         size: Int64
     ) throws(DecoderError) -> SongRecord {
         let facts = try reader.read(path: path)
@@ -61,7 +62,7 @@ struct SongRecord: Sendable {
             uri: uri, directoryURI: directoryURI, name: name, mtime: mtime, size: size,
             tags: Self.cleaned(Self.withoutTotals(facts.tags)), sampleRate: facts.sampleRate,
             channels: facts.channels, duration: facts.duration)
-        record.prepare()
+        record.prepare(folding: &folding)
         return record
     }
 

@@ -12,6 +12,24 @@ import Testing
     }
 }
 
+@Suite struct FoldingMemoTests {
+    @Test func foldsAsTextFoldingDoesAcrossItsCapacity() {
+        var memo = FoldingMemo()
+        let texts = ["Beyoncé", "MOTÖRHEAD", "AC/DC", "Straße", "ﬁve", ""]
+        for text in texts + texts {
+            #expect(memo.fold(text) == TextFolding.fold(text))
+        }
+        // More distinct values than the memo keeps: it starts again, and what it remembered is
+        // folded afresh, the same.
+        for index in 0..<(FoldingMemo.capacity + 10) {
+            let text = "Ärzte \(index)"
+            #expect(memo.fold(text) == "arzte \(index)")
+        }
+        #expect(memo.fold("Beyoncé") == "beyonce")
+        #expect(memo.fold("Ärzte 1") == "arzte 1")
+    }
+}
+
 @Suite struct TagValueCleaningTests {
     @Test(arguments: [
         ("Plain", "Plain"), ("  padded  ", "padded"), ("two\nlines", "two lines"), ("tab\there", "tab here"),

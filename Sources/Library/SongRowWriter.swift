@@ -1,0 +1,86 @@
+import GRDB
+import MusicTags
+
+/// Writes songs into the database inside one transaction: the statements are looked up once, not per
+/// song, and each directory's id is asked of SQLite once. A scan writes 20,000 songs and each went
+/// through three statement-cache lookups (hashing their SQL) and a freshly prepared directory query.
+struct SongRowWriter {
+    private let db: Database
+    private let insertSong: RawStatement
+    private let insertTag: RawStatement
+    private let insertText: RawStatement
+    private let findSong: RawStatement
+    private let deleteSong: RawStatement
+    private var directoryIDs: [String: Int64] = [:]
+
+    init(_ db: Database) throws {
+        self.db = db
+        self.insertSong = try RawStatement(
+            db,
+            """
+            INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        self.insertTag = try RawStatement(
+            db, "INSERT INTO tag (song, name, value, folded, fallback) VALUES (?, ?, ?, ?, ?)")
+        self.insertText = try RawStatement(
+            db, "INSERT INTO song_text (rowid, \(Self.textColumns)) VALUES (?, \(Self.textPlaceholders))")
+        self.findSong = try RawStatement(db, "SELECT id, added FROM song WHERE uri = ?")
+        self.deleteSong = try RawStatement(db, "DELETE FROM song WHERE id = ?")
+    }
+
+    private static let textPlaceholders = Array(repeating: "?", count: TagName.allCases.count).joined(
+        separator: ", ")
+    private static let textColumns = TagName.allCases.map { LibraryDatabase.textColumn($0) }.joined(
+        separator: ", ")
+
+    /// Inserts or replaces one song with its tags and full-text row. A song read again keeps the time
+    /// it was first added; `replacing` false says it is known not to be in the database.
+    mutating func write(_ record: SongRecord, added now: Int64, replacing: Bool = true) throws {
+        let directory = try self.directoryID(record.directoryURI)
+        var added = now
+        if replacing {
+            self.findSong.bind(1, record.uri)
+            if try self.findSong.next(self.db) {
+                let id = self.findSong.int64(0)
+                added = self.findSong.int64(1)
+                self.findSong.reset()
+                self.deleteSong.bind(1, id)
+                try self.deleteSong.run(self.db)
+            }
+        }
+        let insertSong = self.insertSong
+        insertSong.bind(1, directory)
+        insertSong.bind(2, record.name)
+        insertSong.bind(3, record.uri)
+        insertSong.bind(4, record.mtime)
+        insertSong.bind(5, record.size)
+        insertSong.bind(6, added)
+        insertSong.bind(7, record.duration)
+        insertSong.bind(8, record.sampleRate.map(Int64.init))
+        insertSong.bind(9, record.channels.map(Int64.init))
+        insertSong.bind(10, record.block)
+        try insertSong.run(self.db)
+        let song = self.db.lastInsertedRowID
+        for row in record.tagRows {
+            self.insertTag.bind(1, song)
+            self.insertTag.bind(2, row.order)
+            self.insertTag.bind(3, row.value)
+            self.insertTag.bind(4, row.folded)
+            self.insertTag.bind(5, row.fallback ? 1 : 0)
+            try self.insertTag.run(self.db)
+        }
+        self.insertText.bind(1, song)
+        for (index, text) in record.searchTexts.enumerated() {
+            self.insertText.bind(Int32(index + 2), text)
+        }
+        try self.insertText.run(self.db)
+    }
+
+    private mutating func directoryID(_ uri: String) throws -> Int64 {
+        if let id = self.directoryIDs[uri] { return id }
+        let id = try LibraryUpdate.ensureDirectory(uri, db: self.db)
+        self.directoryIDs[uri] = id
+        return id
+    }
+}
