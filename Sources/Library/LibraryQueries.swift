@@ -254,14 +254,17 @@ extension MusicLibrary {
                 // Directory by directory in listing order, each one's songs from the index by directory
                 // and name, which holds all a URI needs: the song rows themselves are never read.
                 let range = LibraryUpdate.under("uri", uri)
-                let directories = try Row.fetchAll(
-                    db, sql: "SELECT id, uri FROM directory WHERE \(range.sql) ORDER BY position",
+                let directoryRows = try RawStatement(
+                    db.cachedStatement(sql: "SELECT id, uri FROM directory WHERE \(range.sql) ORDER BY position"),
                     arguments: range.arguments)
+                var directories: [(id: Int64, uri: String)] = []
+                while try directoryRows.next(db) {
+                    directories.append((directoryRows.int64(0), directoryRows.string(1)))
+                }
                 var found: [String] = []
                 for directory in directories {
-                    let directoryURI: String = directory[1]
-                    let prefix = base + (directoryURI.isEmpty ? "" : directoryURI + "/")
-                    names.bind(1, directory[0] as Int64)
+                    let prefix = base + (directory.uri.isEmpty ? "" : directory.uri + "/")
+                    names.bind(1, directory.id)
                     defer { names.reset() }
                     while try names.next(db) {
                         found.append(names.string(0, after: prefix))

@@ -87,20 +87,16 @@ struct RawStatement {
         return String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
-    /// `prefix` followed by the text in column `column` of the current row, made in one allocation.
+    /// `prefix` followed by the text in column `column` of the current row. Only the column's bytes are
+    /// checked for UTF-8 (`prefix` is a string already): `add` of a directory of 10,000 songs spent
+    /// two fifths of its database read checking whole paths, the music directory's in each.
     func string(_ column: Int32, after prefix: String) -> String {
         guard let text = sqlite3_column_text(self.handle, column) else { return prefix }
         let count = Int(sqlite3_column_bytes(self.handle, column))
-        var prefix = prefix
-        return prefix.withUTF8 { head in
-            String(unsafeUninitializedCapacity: head.count + count) { buffer in
-                let raw = UnsafeMutableRawBufferPointer(buffer)
-                raw.copyMemory(from: UnsafeRawBufferPointer(head))
-                UnsafeMutableRawBufferPointer(rebasing: raw[head.count...]).copyMemory(
-                    from: UnsafeRawBufferPointer(start: text, count: count))
-                return head.count + count
-            }
-        }
+        var result = prefix
+        result.reserveCapacity(prefix.utf8.count + count)
+        result.append(String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self))
+        return result
     }
 
     /// Runs the statement once and readies it for the next values.
