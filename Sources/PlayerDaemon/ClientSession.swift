@@ -151,6 +151,7 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             // Only network clients are disconnected after a silence (`watchSilence`).
             self.lastInput = .now()
         }
+        self.server.noteActivity()
         let buffer = self.unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             self.framer.feed(bytes, into: &self.pending)

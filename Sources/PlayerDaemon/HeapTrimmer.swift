@@ -12,9 +12,17 @@ import Synchronization
 /// instead of 17) until `malloc_trim(0)` brought it back to 20 MB. So a client leaving asks for a trim
 /// a little later, off the event loop; the trims that more clients leaving ask for meanwhile are the
 /// same one, so a steady coming and going costs one trim per delay at most.
+///
+/// The trim waits for a `delay` in which no client sent anything: a trim holds the heap's lock while it
+/// walks it, and what it gives back the work under way takes back, page fault by page fault. A trim
+/// landing amid the next client's `add` of 10,000 songs made that add take 10–27 ms instead of 4–7.
 final class HeapTrimmer: Sendable {
-    /// How long after a client leaves the trim runs.
+    /// How long after a client leaves the trim runs, at the soonest; and how long the daemon must
+    /// have been quiet.
     static let delay = DispatchTimeInterval.seconds(2)
+    /// How many delays a trim waits for quiet, at most: a client polling all the time does not put it
+    /// off for ever.
+    static let maximumPostponements = 15
 
     /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not import `malloc.h`,
     /// and a C library without it has nothing to trim.
@@ -45,15 +53,32 @@ final class HeapTrimmer: Sendable {
     }
 
     private let scheduled = Atomic<Bool>(false)
+    /// Counts what clients send: a trim due finds whether the daemon was quiet meanwhile.
+    private let activity = Atomic<Int>(0)
 
-    /// A client has left: trims in `delay`, unless a trim is already on its way.
+    /// A client sent something.
+    func noteActivity() {
+        self.activity.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// A client has left: trims once the daemon has been quiet for `delay`, unless a trim is already on
+    /// its way.
     func clientLeft() {
-        guard let trim = Self.trim,
+        guard Self.trim != nil,
             self.scheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return }
+        self.scheduleTrim(after: self.activity.load(ordering: .relaxed), postponements: 0)
+    }
+
+    private func scheduleTrim(after seen: Int, postponements: Int) {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.delay) {
+            let now = self.activity.load(ordering: .relaxed)
+            if now != seen && postponements < Self.maximumPostponements {
+                self.scheduleTrim(after: now, postponements: postponements + 1)
+                return
+            }
             self.scheduled.store(false, ordering: .relaxed)
-            _ = trim(0)
+            _ = Self.trim?(0)
         }
     }
 }

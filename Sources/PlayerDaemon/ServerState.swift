@@ -109,6 +109,11 @@ final class ServerState: Sendable {
         self.trimmer.clientLeft()
     }
 
+    /// A client sent something (the heap is not trimmed while they do).
+    func noteActivity() {
+        self.trimmer.noteActivity()
+    }
+
     /// Clients connected now, local and network.
     var connected: Int {
         self.localClients.load(ordering: .relaxed) + self.networkClients.withLock { $0.values.reduce(0, +) }
