@@ -16,7 +16,8 @@
 #   4. The big tree: a full scan each; start to ready with it in the database (spawn until `stats`
 #      holds every song) and RSS once settled (no job, a `stats` answered); `search any`; `listallinfo`
 #      read whole, with the daemon's VmRSS sampled every 2 ms; `add` of a top-level directory of a
-#      tenth of the songs (10,000), another client's round trips meanwhile, then `clear`.
+#      tenth of the songs (10,000), alone and then again with another client's round trips meanwhile,
+#      then `clear`.
 # Every measurement alternates playerd and mpd. The table is printed and written to
 # .bench/bench-library.txt, the daemons' logs to .bench/bench-library-{playerd,mpd}.log; no process is
 # left behind, also on Ctrl-C.
@@ -327,11 +328,16 @@ for ((i = 0; i < ROUNDS; i++)); do
     for who in $(order "$i"); do
         socket=$(socket_of "$who")
         out=$("$DB" add-dir "$socket" "$BIG_DIR" "$BIG_SONGS") || die "$who: add of $BIG_DIR failed: $out"
-        add "add-$who" "$(kv add_ms <<<"$out")"
+        add "add-$who" "$(kv alone_ms <<<"$out")"
+        add "addbeside-$who" "$(kv add_ms <<<"$out")"
+        add "addwait-$who" "$(awk '{ print $1 / 1000 }' <<<"$(kv others_max_us <<<"$out")")"
         run mpc --host "$socket" -q clear
     done
 done
 row "add of a $BIG_SONGS-song directory (ms)" %.1f add-mine add-peer "<= 1.0"
+# mpd serves one client at a time: the other one waits out its add, which has the cores to itself.
+row "same, another client's round trips meanwhile (ms)" %.1f addbeside-mine addbeside-peer ""
+row "that client's longest wait during it (ms)" %.1f addwait-mine addwait-peer ""
 stop "$MINE_PID"
 stop "$PEER_PID"
 

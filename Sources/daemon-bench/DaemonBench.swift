@@ -7,8 +7,8 @@
 //   daemon-bench clients SOCKET COUNT PID REQUESTS    the daemon's RSS growth with COUNT idle clients,
 //                                                     and REQUESTS `status` round trips beside them
 //   daemon-bench rss PID                              a process's resident memory, now
-//   daemon-bench add-dir SOCKET URI EXPECTED          one `add` of a directory, timed, with another
-//                                                     client's round trips during it
+//   daemon-bench add-dir SOCKET URI EXPECTED          one `add` of a directory, timed alone, and
+//                                                     again with another client's round trips during it
 //   daemon-bench make-library DIR COUNT               a tagged library of COUNT songs (LibraryTree.swift)
 //   daemon-bench library-start|library-update|library-query|library-stream ...
 //                                                     the library's figures (LibraryBench.swift)
