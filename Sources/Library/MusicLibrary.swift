@@ -63,6 +63,13 @@ public final class MusicLibrary: Sendable {
     /// With `watches`, inotify keeps the library current between updates (changes are gathered until
     /// things are quiet, then updated); `rescanInterval` (milliseconds) is how often everything is
     /// rescanned instead when the kernel cannot watch it all.
+    /// Gives back the memory SQLite keeps between queries: the writer's page cache and statements, and
+    /// the readers (closed; they open again when a query needs one). For a quiet moment: it waits for
+    /// the write and the reads under way.
+    public func releaseMemory() {
+        self.database.pool.releaseMemory()
+    }
+
     public init(
         musicDirectory: String, databasePath: String, watches: Bool = true, rescanInterval: Int64 = 60_000,
         watchLimit: Int? = nil, events: @escaping @Sendable (Event) -> Void

@@ -41,7 +41,9 @@ public final class ControlServer: Sendable {
     public init(service: PlayerService, inherited: [CInt] = [], logger: Logger) throws {
         let configuration = service.configuration
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let state = ServerState(limit: configuration.maximumClients, eventLoop: group.next())
+        let state = ServerState(
+            limit: configuration.maximumClients, eventLoop: group.next(),
+            releasingMemory: { [library = service.library] in library?.releaseMemory() })
         var channels: [Channel] = []
         var socketFiles: [String] = []
         var places: [String] = []

@@ -19,10 +19,10 @@ import Synchronization
 final class HeapTrimmer: Sendable {
     /// How long after a client leaves the trim runs, at the soonest; and how long the daemon must
     /// have been quiet.
-    static let delay = DispatchTimeInterval.seconds(2)
+    let delay: DispatchTimeInterval
     /// How many delays a trim waits for quiet, at most: a client polling all the time does not put it
     /// off for ever.
-    static let maximumPostponements = 15
+    let maximumPostponements: Int
 
     /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not import `malloc.h`,
     /// and a C library without it has nothing to trim.
@@ -52,9 +52,22 @@ final class HeapTrimmer: Sendable {
         _ = Self.setOption?(Self.arenaMaximumOption, Self.arenas)
     }
 
+    /// Gives back what others keep for reuse, just before the trim (also where there is no
+    /// `malloc_trim`): the library's SQLite caches and idle
+    /// reader connections, 2.6 MB of the 6.9 MB of heap playerd kept with 100,000 songs.
+    private let releasing: @Sendable () -> Void
     private let scheduled = Atomic<Bool>(false)
     /// Counts what clients send: a trim due finds whether the daemon was quiet meanwhile.
     private let activity = Atomic<Int>(0)
+
+    init(
+        delay: DispatchTimeInterval = .seconds(2), maximumPostponements: Int = 15,
+        releasing: @escaping @Sendable () -> Void = {}
+    ) {
+        self.delay = delay
+        self.maximumPostponements = maximumPostponements
+        self.releasing = releasing
+    }
 
     /// A client sent something.
     func noteActivity() {
@@ -64,20 +77,20 @@ final class HeapTrimmer: Sendable {
     /// A client has left: trims once the daemon has been quiet for `delay`, unless a trim is already on
     /// its way.
     func clientLeft() {
-        guard Self.trim != nil,
-            self.scheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+        guard self.scheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return }
         self.scheduleTrim(after: self.activity.load(ordering: .relaxed), postponements: 0)
     }
 
     private func scheduleTrim(after seen: Int, postponements: Int) {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.delay) {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + self.delay) {
             let now = self.activity.load(ordering: .relaxed)
-            if now != seen && postponements < Self.maximumPostponements {
+            if now != seen && postponements < self.maximumPostponements {
                 self.scheduleTrim(after: now, postponements: postponements + 1)
                 return
             }
             self.scheduled.store(false, ordering: .relaxed)
+            self.releasing()
             _ = Self.trim?(0)
         }
     }

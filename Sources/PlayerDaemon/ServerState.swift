@@ -50,7 +50,7 @@ final class ServerState: Sendable {
     private let localClients = Atomic<Int>(0)
     /// Network clients connected, by host.
     private let networkClients = Mutex<[String: Int]>([:])
-    private let trimmer = HeapTrimmer()
+    private let trimmer: HeapTrimmer
     private let passwords = Mutex(PasswordGuard())
     /// When a refused client was last logged, and how many were refused since without a line.
     private let refusals = Mutex<(lastLogged: ContinuousClock.Instant?, unlogged: Int)>((nil, 0))
@@ -61,8 +61,9 @@ final class ServerState: Sendable {
     /// The turns of clients with more to run than one turn allows.
     let turns: NIOLoopBoundBox<TurnTaker>
 
-    init(limit: Int, eventLoop: EventLoop) {
+    init(limit: Int, eventLoop: EventLoop, releasingMemory: @escaping @Sendable () -> Void = {}) {
         self.limit = limit
+        self.trimmer = HeapTrimmer(releasing: releasingMemory)
         self.turns = .makeBoxSendingValue(TurnTaker(eventLoop: eventLoop), eventLoop: eventLoop)
     }
 
