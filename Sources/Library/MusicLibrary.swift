@@ -51,6 +51,14 @@ public final class MusicLibrary: Sendable {
     /// At most this many jobs wait, as in MPD; the next `update` is refused with ACK 54.
     public static let maximumQueuedJobs = 32
 
+    /// Gives back the memory SQLite keeps between queries: the readers are closed (those at work once
+    /// done; they open again when a query needs one), and the writer drops its page cache and
+    /// statements once it is free. Returns at once: GRDB's `releaseMemory` would wait for every read
+    /// under way, and hold up new ones meanwhile, behind a client reading a long answer slowly.
+    public func releaseMemory() {
+        self.database.pool.releaseMemoryEventually()
+    }
+
     private struct JobQueue {
         var nextID = 1
         var queued: [(id: Int, uri: String, rescan: Bool)] = []
@@ -63,13 +71,6 @@ public final class MusicLibrary: Sendable {
     /// With `watches`, inotify keeps the library current between updates (changes are gathered until
     /// things are quiet, then updated); `rescanInterval` (milliseconds) is how often everything is
     /// rescanned instead when the kernel cannot watch it all.
-    /// Gives back the memory SQLite keeps between queries: the writer's page cache and statements, and
-    /// the readers (closed; they open again when a query needs one). For a quiet moment: it waits for
-    /// the write and the reads under way.
-    public func releaseMemory() {
-        self.database.pool.releaseMemory()
-    }
-
     public init(
         musicDirectory: String, databasePath: String, watches: Bool = true, rescanInterval: Int64 = 60_000,
         watchLimit: Int? = nil, events: @escaping @Sendable (Event) -> Void

@@ -91,7 +91,10 @@ final class HeapTrimmer: Sendable {
             }
             self.scheduled.store(false, ordering: .relaxed)
             self.releasing()
-            _ = Self.trim?(0)
+            // What the release frees on other threads (the library's writer) is freed by then.
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(100)) {
+                _ = Self.trim?(0)
+            }
         }
     }
 }

@@ -1,7 +1,9 @@
 import ControlProtocol
+import Dispatch
 import Foundation
 import GRDB
 import MusicTags
+import Synchronization
 import Testing
 
 @testable import Library
@@ -64,6 +66,44 @@ final class ScannedTree {
 
 @Suite struct LibraryStoreTests {
     let all = Set(TagName.allCases)
+
+    /// The daemon gives SQLite's memory back when it is quiet, which a client reading a long answer
+    /// slowly does not break: its read stays open all the while.
+    @Test func releasingMemoryHoldsUpNoRead() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        let library = tree.library
+        let database = tree.database
+        let inside = DispatchSemaphore(value: 0)
+        let letGo = DispatchSemaphore(value: 0)
+        let slowReadDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? database.read { _ in
+                inside.signal()
+                letGo.wait()
+            }
+            slowReadDone.signal()
+        }
+        inside.wait()
+        defer {
+            letGo.signal()
+            slowReadDone.wait()
+        }
+        let released = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            library.releaseMemory()
+            released.signal()
+        }
+        #expect(released.wait(timeout: .now() + 5) == .success, "the release waited for the slow read")
+        let found = Mutex<[String]?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            found.withLock { $0 = try? library.songURIs(under: "A") ?? [] }
+            answered.signal()
+        }
+        #expect(answered.wait(timeout: .now() + 5) == .success, "a query waited for the slow read")
+        #expect(found.withLock { $0 } == ["A/x.mp3", "A/B/y.mp3"])
+    }
 
     @Test func scansNewFilesSkipsBrokenOnesAndCountsThem() throws {
         let tree = try ScannedTree()
