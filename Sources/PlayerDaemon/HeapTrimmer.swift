@@ -53,8 +53,8 @@ final class HeapTrimmer: Sendable {
     }
 
     /// Gives back what others keep for reuse, just before the trim (also where there is no
-    /// `malloc_trim`): the library's SQLite caches and idle
-    /// reader connections, 2.6 MB of the 6.9 MB of heap playerd kept with 100,000 songs.
+    /// `malloc_trim`): the library's SQLite caches and idle reader connections, 2.6 MB of the 6.9 MB of
+    /// heap playerd kept with 100,000 songs.
     private let releasing: @Sendable () -> Void
     private let scheduled = Atomic<Bool>(false)
     /// Counts what clients send: a trim due finds whether the daemon was quiet meanwhile.
