@@ -33,17 +33,17 @@ public final class ControlServer: Sendable {
     let state: ServerState
     /// Where clients connect, for the log: the places bound, in order.
     public let places: [String]
+    /// What the clients' commands act on, and where their sessions log (for in-process clients).
+    let service: PlayerService
+    let logger: Logger
 
     /// Starts accepting clients on the sockets systemd passed (`inherited`; socket activation), or else
     /// on the configured control socket (replacing a stale one, refusing a live one), and on every
     /// `--listen` address.
     /// - Throws: `ControlServerError` naming the place that failed; nothing is left listening then.
-    public init(service: PlayerService, inherited: [CInt] = [], logger: Logger) throws {
+    public convenience init(service: PlayerService, inherited: [CInt] = [], logger: Logger) throws {
         let configuration = service.configuration
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let state = ServerState(
-            limit: configuration.maximumClients, eventLoop: group.next(),
-            releasingMemory: { [library = service.library] in library?.releaseMemory() })
+        let (group, state) = Self.loop(for: service)
         var channels: [Channel] = []
         var socketFiles: [String] = []
         var places: [String] = []
@@ -99,11 +99,41 @@ public final class ControlServer: Sendable {
             try? group.syncShutdownGracefully()
             throw error
         }
+        self.init(
+            service: service, logger: logger, group: group, state: state, channels: channels, socketFiles: socketFiles,
+            places: places)
+    }
+
+    /// A server that listens nowhere: its only clients are this process's own, from
+    /// `connectInternalClient()`, served as a socket file's clients are. For tools that run whole
+    /// requests through the sessions, the command table and the player without a socket file (the
+    /// `session` fuzz target).
+    public convenience init(inProcessOnly service: PlayerService, logger: Logger) {
+        let (group, state) = Self.loop(for: service)
+        self.init(
+            service: service, logger: logger, group: group, state: state, channels: [], socketFiles: [], places: [])
+    }
+
+    private init(
+        service: PlayerService, logger: Logger, group: MultiThreadedEventLoopGroup, state: ServerState,
+        channels: [Channel], socketFiles: [String], places: [String]
+    ) {
+        self.service = service
+        self.logger = logger
         self.group = group
         self.state = state
         self.channels = channels
         self.socketFiles = socketFiles
         self.places = places
+    }
+
+    /// The one event loop every client shares, and the state they share on it.
+    private static func loop(for service: PlayerService) -> (MultiThreadedEventLoopGroup, ServerState) {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let state = ServerState(
+            limit: service.configuration.maximumClients, eventLoop: group.next(),
+            releasingMemory: { [library = service.library] in library?.releaseMemory() })
+        return (group, state)
     }
 
     /// Whether the control loop runs: it must take a task within `limit`.

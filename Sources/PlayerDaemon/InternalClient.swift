@@ -25,13 +25,15 @@ extension Daemon {
     /// peer is this process (SO_PEERCRED), it has a local client's full rights whatever the passwords.
     /// It counts against `--max-clients` like any client.
     public func connectInternalClient() throws -> Int32 {
-        try self.server.connectInternalClient(service: self.service, logger: self.logger)
+        try self.server.connectInternalClient()
     }
 }
 
 extension ControlServer {
     /// See `Daemon.connectInternalClient()`.
-    func connectInternalClient(service: PlayerService, logger: Logger) throws -> Int32 {
+    public func connectInternalClient() throws -> Int32 {
+        let service = self.service
+        let logger = self.logger
         var ends: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw InternalClientError.socketPair(errno)
