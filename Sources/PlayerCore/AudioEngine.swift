@@ -141,7 +141,7 @@ public final class AudioEngine: Sendable {
     /// Seeks `delta` nanoseconds from the position heard now (negative goes back), clamped to the song.
     public func seek(by delta: Int64) async throws(PlayerError) {
         try await self.submit { core throws(PlayerError) in
-            let target = max(0, core.heardOffset() + delta)
+            let target = max(0, core.heardOffset().clampedAdding(delta))
             let clamped = core.songLengthOffset().map { min($0, target) } ?? target
             try core.apply { context, now throws(PlayerError) in try context.handle(.seek(offset: clamped), now: now) }
         }

@@ -174,20 +174,20 @@ public struct PlayerContext: Sendable {
                 throw .badArgument(request: request.name, detail: "the duration must be positive")
             }
             let pause = PauseState(
-                song: play.song, resumesAt: now + duration, releasedOutput: self.releasesOutputOnPause)
+                song: play.song, resumesAt: now.clampedAdding(duration), releasedOutput: self.releasesOutputOnPause)
             return try self.enter(.pause(pause))
         case (.pauseFor(let duration), .pause(var pause)):
             guard duration > 0 else {
                 throw .badArgument(request: request.name, detail: "the duration must be positive")
             }
-            pause.resumesAt = now + duration
+            pause.resumesAt = now.clampedAdding(duration)
             return try self.enter(.pause(pause))
 
         case (.sleepAfter(let duration), _):
             guard duration > 0 else {
                 throw .badArgument(request: request.name, detail: "the duration must be positive")
             }
-            self.sleepTimer = .at(now + duration)
+            self.sleepTimer = .at(now.clampedAdding(duration))
             return []
         case (.sleepAtEndOfSong, _):
             self.sleepTimer = .endOfSong

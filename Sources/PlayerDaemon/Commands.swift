@@ -191,9 +191,17 @@ enum Commands {
         return try await request(try Argument.bool(text) ? .pause : .resume, service, call)
     }
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
+    /// A client's time in nanoseconds, held at Int64's bounds (292 years) beyond them: the parsers take
+    /// up to 1e12 s, and `seekcur 99999999999` multiplied out overflowed and stopped the daemon. The
+    /// player refuses what lies past a song's end, and a timer that far off never fires.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowedAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        guard !overflowed && !overflowedAgain else {
+            return seconds < 0 ? .min : .max
+        }
+        return sum
     }
 
     private static func seek(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
