@@ -130,14 +130,17 @@ enum Commands {
         return call
     }
 
+    /// `play [POS]`: the position is a 32-bit int, as MPD reads it; -1 (and no argument) is "the current
+    /// song, or resume", another negative number MPD's `Bad song index`.
     private static func play(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
-        // MPD takes -1 (and no argument) for "the current song, or resume".
-        if let text = call.optionalArgument(0), let position = Int(text), position >= 0 {
-            return try await request(.playPosition(try Argument.unsigned(text)), service, call)
-        } else if let text = call.optionalArgument(0), Int(text) != -1 {
-            _ = try Argument.unsigned(text)
+        let position = try call.optionalArgument(0).map { text throws(Ack) in try Argument.integer(text) } ?? -1
+        if position == -1 {
+            return try await request(.play, service, call)
         }
-        return try await request(.play, service, call)
+        guard position >= 0 else {
+            throw Ack(.argument, "Bad song index", command: call.name)
+        }
+        return try await request(.playPosition(position), service, call)
     }
 
     /// `playnow URI...`: replaces the queue with what the URIs name and plays the first song that
@@ -177,11 +180,17 @@ enum Commands {
         return call
     }
 
+    /// `playid [ID]`: the id is a 32-bit int, as MPD reads it; -1 (and no argument) is "the current song,
+    /// or resume", another negative number names no song.
     private static func playID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
-        if let text = call.optionalArgument(0), Int(text) != -1 {
-            return try await request(.playID(try Argument.unsigned(text)), service, call)
+        let id = try call.optionalArgument(0).map { text throws(Ack) in try Argument.integer(text) } ?? -1
+        if id == -1 {
+            return try await request(.play, service, call)
         }
-        return try await request(.play, service, call)
+        guard id >= 0 else {
+            throw Ack(.noExist, "No such song", command: call.name)
+        }
+        return try await request(.playID(id), service, call)
     }
 
     private static func pause(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
