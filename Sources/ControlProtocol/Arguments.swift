@@ -111,6 +111,20 @@ public enum Argument {
         return value
     }
 
+    /// The queue version of `plchanges` and `plchangesposid`, read as MPD reads it: any integer, which
+    /// `strtoul` and a cast to 32 bits wrap (`-1` is 4294967295, a version from the future, which lists
+    /// every position); only what is no integer is refused, `Integer expected: x`.
+    public static func queueVersion(_ text: String) throws(Ack) -> Int {
+        let bytes = Array(text.utf8)
+        let number = CNumber(bytes, from: 0)
+        guard number.digits > 0, number.end == bytes.count else {
+            throw Ack(.argument, "Integer expected: \(text)")
+        }
+        // strtoul: ULONG_MAX past its range, whatever the sign; a minus negates in unsigned arithmetic.
+        let long = number.overflowed ? UInt64.max : number.negative ? 0 &- number.magnitude : number.magnitude
+        return Int(UInt32(truncatingIfNeeded: long))
+    }
+
     /// `0` or `1` (also `+1`, `01`, `-0`, as strtol reads them): `Boolean (0/1) expected: x`.
     public static func bool(_ text: String) throws(Ack) -> Bool {
         let bytes = Array(text.utf8)
@@ -261,6 +275,8 @@ struct CNumber {
     var negative = false
     /// The digits' value, held at UInt64.max when larger (strtol saturates too).
     var magnitude: UInt64 = 0
+    /// Whether the digits' value is larger than UInt64.max.
+    var overflowed = false
     /// How many digits were read; none means strtol read nothing.
     var digits = 0
     /// The index after the last digit.
@@ -279,7 +295,8 @@ struct CNumber {
         while index < bytes.count && ASCII.isDigit(bytes[index]) {
             let (times10, overflow1) = self.magnitude.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[index] - ASCII.zero))
-            self.magnitude = overflow1 || overflow2 ? .max : sum
+            self.overflowed = self.overflowed || overflow1 || overflow2
+            self.magnitude = self.overflowed ? .max : sum
             self.digits += 1
             index += 1
             self.end = index

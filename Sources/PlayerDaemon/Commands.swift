@@ -524,11 +524,16 @@ enum Commands {
         return try await writeSongs(entries, service, call)
     }
 
+    /// `plchanges VERSION [START:END]`, `plchangesposid ...`: the songs new or moved since the queue's
+    /// VERSION, those in the range of positions only (one past the queue is no error, as in MPD).
     private static func playlistChanges(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall
     {
-        let version = try Argument.unsigned(call.argument(0))
+        let version = try Argument.queueVersion(call.argument(0))
+        let range = try call.optionalArgument(1).map { text throws(Ack) in try Argument.range(text) } ?? .all
         let entries = try await read(service, call) { queue throws(Ack) in
-            queue.positionsChanged(since: version).map { ($0, queue.entries[$0]) }
+            queue.positionsChanged(since: version).filter { $0 >= range.start && $0 < range.end ?? .max }.map {
+                ($0, queue.entries[$0])
+            }
         }
         guard call.name == "plchangesposid" else {
             return try await writeSongs(entries, service, call)

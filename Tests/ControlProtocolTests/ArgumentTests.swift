@@ -128,6 +128,23 @@ struct ArgumentTests {
         #expect(refusal { () throws(Ack) in try Argument.float(text) } == "Float expected: \(text)")
     }
 
+    @Test(
+        "a queue version is any integer, wrapped to 32 bits as strtoul and MPD's cast wrap it",
+        arguments: [
+            ("0", 0), ("7", 7), (" +7", 7), ("4294967295", 4_294_967_295), ("4294967296", 0), ("-1", 4_294_967_295),
+            ("-4294967295", 1), ("9223372036854775807", 4_294_967_295), ("-9223372036854775808", 0),
+            ("18446744073709551615", 4_294_967_295), ("18446744073709551616", 4_294_967_295),
+            ("-18446744073709551615", 1), ("-18446744073709551616", 4_294_967_295),
+        ])
+    func queueVersion(_ text: String, _ version: Int) throws {
+        #expect(try Argument.queueVersion(text) == version)
+    }
+
+    @Test("a queue version refuses what is no integer", arguments: ["", "x", "1e11", "nan", "1.5", "-0.000001"])
+    func queueVersionRefusals(_ text: String) {
+        #expect(refusal { () throws(Ack) in try Argument.queueVersion(text) } == "Integer expected: \(text)")
+    }
+
     @Test("a song time is seconds, not negative, finite")
     func songTime() throws {
         #expect(try Argument.songTime("12.5") == .milliseconds(12500))
