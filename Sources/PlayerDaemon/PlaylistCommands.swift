@@ -324,9 +324,10 @@ extension Commands {
     }
 
     /// `albumart URI OFFSET`: a chunk of the cover file in the song's directory, MPD 0.23's way: `size:`
-    /// and `binary:` without `type:`; no cover is ACK 50 `No file exists`.
+    /// and `binary:` without `type:`; no cover is ACK 50 `No file exists`. The offset is an unsigned
+    /// 32-bit number, as MPD reads it.
     private static func albumArt(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
-        let offset = try Argument.unsigned(call.argument(1), maximum: Int.max)
+        let offset = try Argument.unsigned(call.argument(1))
         let path = try picturePath(call.argument(0), service, call, missing: "No file exists")
         let songDirectory = directory(of: path)
         let name = call.name
@@ -347,9 +348,10 @@ extension Commands {
     }
 
     /// `readpicture URI OFFSET`: a chunk of the song's embedded picture (ID3v2 APIC), with its type. No
-    /// picture is just `OK`; a song that cannot be read is ACK 50 `No such song`.
+    /// picture is just `OK`; a song that cannot be read is ACK 50 `No such song`. The offset is an
+    /// unsigned 32-bit number, as MPD reads it.
     private static func readPicture(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
-        let offset = try Argument.unsigned(call.argument(1), maximum: Int.max)
+        let offset = try Argument.unsigned(call.argument(1))
         let path = try picturePath(call.argument(0), service, call, missing: "No such song")
         let name = call.name
         return try await FileSystemWork.run(on: .songInfo) { _ throws(Ack) in
