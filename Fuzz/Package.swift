@@ -17,7 +17,9 @@ let package = Package(
     name: "playerd-fuzz",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "playerd", path: "..")
+        .package(name: "playerd", path: ".."),
+        // The session target's quiet logger; the version playerd itself uses.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(
@@ -50,6 +52,15 @@ let package = Package(
         .executableTarget(
             name: "FuzzMP3",
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzSession",
+            dependencies: [
+                "FuzzSupport", .product(name: "PlayerDaemon", package: "playerd"),
+                .product(name: "PlayerCore", package: "playerd"), .product(name: "Audio", package: "playerd"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
     ]
