@@ -31,7 +31,7 @@ public func fuzzArguments(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 /// The parsers, in the order the first input byte selects them.
 enum ArgumentParser: CaseIterable {
     case unsigned, volume, integer, volumeChange, bool, range, float, songTime, seekTarget, singleMode
-    case idleSubsystem, idleSubsystems
+    case idleSubsystem, idleSubsystems, queueVersion
 
     /// Parses `text` and checks the outcome.
     func check(_ text: String) {
@@ -83,7 +83,29 @@ enum ArgumentParser: CaseIterable {
                 require(!subsystems.isEmpty && subsystems.count <= max(words.count, 14), "wrong subsystem count")
             }
             checkRefusal(subsystems)
+        case .queueVersion:
+            checkQueueVersion(text, Result { () throws(Ack) in try Argument.queueVersion(text) })
         }
+    }
+}
+
+/// `queueVersion` reads what `strtoul` reads, out of range or not, cut to its low 32 bits (MPD's cast),
+/// and refuses only what strtoul does not read.
+func checkQueueVersion(_ text: String, _ result: Result<Int, Ack>) {
+    checkRefusal(result)
+    guard !text.utf8.contains(0) else {
+        return
+    }
+    let c = cRead(text) { strtoul($0, &$1, 10) }
+    switch (result, c) {
+    case (.success(let value), let c?):
+        require(value == Int(UInt32(truncatingIfNeeded: c.value)), "\(text) read as \(value), strtoul says \(c)")
+    case (.success(let value), nil):
+        fatalError("\(text) read as \(value), strtoul does not read it")
+    case (.failure(let ack), nil):
+        require(ack.message == "Integer expected: \(text)", "\(text) refused with \(ack.message)")
+    case (.failure(let ack), let c?):
+        fatalError("\(text) refused with \(ack.message), strtoul reads \(c)")
     }
 }
 
