@@ -49,6 +49,9 @@ final class Harness: Sendable {
     /// (`noidle` is ignored by a client that is not idling). The client then closes its side.
     static let epilogue = Array("\nnoidle\n".utf8)
 
+    /// Whether each input's answer is printed (`FUZZ_SESSION_PRINT=1`), to see what a replayed input did.
+    static let printsAnswers = getenv("FUZZ_SESSION_PRINT") != nil
+
     let service: PlayerService
     let server: ControlServer
     let directory: String
@@ -94,6 +97,9 @@ final class Harness: Sendable {
         let ids = prelude.split(separator: "\n").filter { $0.hasPrefix("Id: ") }.map { Array($0.dropFirst(4).utf8) }
         require(prelude.hasSuffix("OK\n") && ids.count == Self.queued.count, "the prelude failed: \(prelude)")
         let answer = self.exchange(Self.substitutingIDs(ids, in: input) + Self.epilogue)
+        if Self.printsAnswers {
+            print(String(decoding: answer, as: UTF8.self), terminator: "")
+        }
         Self.checkLines(answer)
         Self.checkStatus(self.service.engine.status)
     }
