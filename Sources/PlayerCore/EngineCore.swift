@@ -112,11 +112,15 @@ final class EngineCore {
         guard self.output.hasOutput(id) else { return false }
         let heard = self.heardFrames()
         self.output.setEnabled(id, enabled ?? !self.output.isEnabled(id))
-        if self.context.state.kind == .play, !self.output.hasEnabledOutput, let decoder = self.decoder {
-            // The last output switched off while playing took what it had not played with it: the
-            // player pauses where the music was heard, as MPD does.
-            try? decoder.seek(toFrame: heard)
-            self.report(.outputFailed(message: OutputError.noOutputEnabled.description))
+        if !self.output.hasEnabledOutput, let decoder = self.decoder {
+            // The last output switched off took what it had not played with it: the song goes on (at
+            // the next play) from where it was heard. While playing, the player pauses there, as MPD does.
+            if decoder.position != heard {
+                try? decoder.seek(toFrame: heard)
+            }
+            if self.context.state.kind == .play {
+                self.report(.outputFailed(message: OutputError.noOutputEnabled.description))
+            }
         }
         self.publish()
         return true

@@ -440,6 +440,27 @@ struct MultipleOutputsTests {
         #expect(resumed == Array(reference.suffix(reference.count - kept * 4)))
     }
 
+    @Test("switching the only output off while paused keeps the position heard; play goes on from there")
+    func switchOffTheOnlyOutputWhilePaused() async throws {
+        let (engine, recordings) = try makeEngine([fixture("gapless-whole.mp3")], outputs: [("only", pacedNull)])
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.elapsed(at: engine.now()) > 0.5 }
+        try await engine.handle(.pause)
+        let paused = engine.status.heardFrames(at: engine.now())
+        #expect(await engine.setOutput(0, enabled: false))
+        #expect(engine.status.state == .pause)
+        #expect(engine.status.error == nil)
+        let kept = engine.status.heardFrames(at: engine.now())
+        #expect(abs(kept - paused) < 441, "paused at \(paused), kept \(kept)")
+        #expect(await engine.setOutput(0, enabled: true))
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        let reference = try referencePCM(fixture("gapless-whole.mp3"))
+        let resumed = Array(recordings[0].data.suffix(reference.count - kept * 4))
+        #expect(resumed == Array(reference.suffix(reference.count - kept * 4)))
+    }
+
     @Test("with every output switched off, play pauses with MPD's words; a switch is refused for no output")
     func allSwitchedOff() async throws {
         let (engine, _) = try makeEngine(
