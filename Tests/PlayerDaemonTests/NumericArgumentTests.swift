@@ -24,9 +24,8 @@ struct NumericArgumentTests {
     /// The answers are mpd 0.23.12's to the same requests, on a queue of two songs with the first
     /// playing or paused (the same in both), but where a comment says otherwise:
     /// - (time) playerd refuses with ACK 2 a song time of 1e12 s or more, infinity and NaN (`Float
-    ///   expected`) and an absolute time past the song's end (`the position is past the end of the
-    ///   song`); mpd answers OK to each and goes to the end of the song, or wherever its 32-bit
-    ///   milliseconds wrap to (`seek 0 1e19` lands 11 ms in).
+    ///   expected`); mpd answers OK and goes wherever its 32-bit milliseconds wrap to (`seek 0 1e19`
+    ///   lands 11 ms in), or to the song's end. A time past the end within that is the end in both.
     /// - (id) mpd hands out ids from 0 and reuses them; playerd's start at 1 and never repeat, so id 0
     ///   names no song (ACK 50, as mpd answers for an id it does not have).
     /// - (open) `move -1 TO`: playerd moves the whole queue, as it takes `START:` ranges; mpd 0.23
@@ -36,10 +35,10 @@ struct NumericArgumentTests {
         ("playid X", "50 OK 2 2 2 2 2 2 2 2 2 2"),  // (id)
         ("pause X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("seek X 1", "OK 2 2 2 2 2 2 2 2 2 2 2"),
-        ("seek 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),  // (time) mpd: OK 2 OK OK 2 OK OK OK OK OK OK 2
+        ("seek 0 X", "OK 2 OK 2 2 2 OK 2 2 2 2 2"),  // (time) mpd: OK 2 OK OK 2 OK OK OK OK OK OK 2
         ("seekid X 1", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
-        ("seekid ID X", "OK 2 2 2 2 2 2 2 2 2 2 2"),  // (time) mpd: OK 2 OK OK 2 OK OK OK OK OK OK 2
-        ("seekcur X", "OK OK 2 2 2 2 2 2 2 2 2 OK"),  // (time) mpd: OK to each
+        ("seekid ID X", "OK 2 OK 2 2 2 OK 2 2 2 2 2"),  // (time) mpd: OK 2 OK OK 2 OK OK OK OK OK OK 2
+        ("seekcur X", "OK OK OK 2 2 2 OK 2 2 2 2 OK"),  // (time) mpd: OK to each
         ("seekcur +X", "OK 2 OK 2 2 2 OK 2 2 2 2 2"),  // (time) mpd: OK 2 OK OK 2 OK OK OK OK OK OK 2
         ("seekcur -X", "OK 2 OK 2 2 2 OK 2 2 2 2 2"),  // (time) mpd: OK 2 OK OK 2 OK OK OK OK OK OK 2
         ("setvol X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
