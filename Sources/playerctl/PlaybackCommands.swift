@@ -54,7 +54,8 @@ struct Play: ParsableCommand {
     }
 
     /// Returns once the player plays (or holds a song paused); throws `ExitCode(1)` with the player's
-    /// error when it stopped instead: a song that failed, every song failed, or the output cannot open.
+    /// error when it stopped instead (a song that failed, every song failed) or paused with an error
+    /// (the output cannot open).
     private func waitUntilPlaying(_ connection: MPDConnection) throws {
         // A song that opens takes milliseconds; a server still preparing after this long is taken at
         // its word that it plays.
@@ -62,9 +63,12 @@ struct Play: ParsableCommand {
         while true {
             let status = try connection.status()
             switch status.state {
-            case .play where status.audio != nil, .pause:
+            case .play where status.audio != nil:
                 return
-            case .stop:
+            case .pause where status.error == nil:
+                return
+            case .pause, .stop:
+                // Paused with an error: no output could play (the player keeps the song and its place).
                 printError(status.error ?? (status.playlistLength == 0 ? "the queue is empty" : "nothing plays"))
                 throw ExitCode(ExitStatus.failed)
             case .play:
