@@ -23,7 +23,7 @@ enum PairedMusic {
             let pitch = 330 + 110 * index
             let command =
                 "/usr/bin/sox -q -n -r 44100 -c 2 -b 16 -t wav - synth \(songSeconds) sine \(pitch) vol 0.3"
-                + " | /usr/bin/lame --quiet -b 32 - '\(directory)/\(fileName(index))'"
+                + " | /usr/bin/lame --quiet -b 32 --resample 44.1 - '\(directory)/\(fileName(index))'"
             return try BackgroundProgram("/bin/bash", ["-o", "pipefail", "-c", command])
         }
         for encoder in encoders {
