@@ -374,8 +374,8 @@ public struct Queue: Sendable {
     /// Carries out the natural end of the current song: moves on as `positionAfterSongEnd()` says and
     /// in consume mode removes the finished song. When single mode holds playback, the song after
     /// the finished one becomes current (the player pauses on it, as MPD does), so a later `play` goes
-    /// on from there; a oneshot single mode then turns itself off, as it does after replaying a song
-    /// under repeat (at the end of the queue it stays on, as in MPD).
+    /// on from there; a oneshot single mode then turns itself off (under repeat, where the song
+    /// replays, and at the end of the queue it stays on, as in MPD).
     /// - Returns: the position to play now, or nil to stop.
     @discardableResult
     public mutating func songFinished() -> Int? {
@@ -459,9 +459,8 @@ public struct Queue: Sendable {
         let finished = self.order[slot]
         switch step {
         case .replay:
-            if self.single == .oneshot {
-                self.single = .off
-            }
+            // Under repeat, oneshot replays the song and stays on, as in MPD: it is spent only by a
+            // pause at the next song.
             return finished
         case .advance(let next):
             self.currentSlot = next
