@@ -82,7 +82,7 @@ struct TransitionMatrixTests {
 
 /// One step of a case: a request to both daemons (with `{id N}` standing for the id of the song at
 /// position N, which differs between them), a request that differs between them, or a pause.
-enum MatrixStep: Sendable, CustomStringConvertible {
+private enum MatrixStep: Sendable, CustomStringConvertible {
     case send(String)
     case each(mpd: String, playerd: String)
     case wait(Duration)
@@ -98,7 +98,7 @@ enum MatrixStep: Sendable, CustomStringConvertible {
 
 /// The player states a case starts from. Every one has the queue of the four songs and the second
 /// (position 1) as its current song, so that `previous` and `next` both have somewhere to go.
-enum StartingState: String, CaseIterable, Sendable {
+private enum StartingState: String, CaseIterable, Sendable {
     case stopped
     case playing
     case paused
@@ -124,7 +124,7 @@ enum StartingState: String, CaseIterable, Sendable {
 }
 
 /// A request (one or a few protocol requests) and how long after it both daemons are read.
-struct MatrixRequest: Sendable {
+private struct MatrixRequest: Sendable {
     let name: String
     let steps: [MatrixStep]
     let settle: Duration
@@ -171,7 +171,7 @@ struct MatrixRequest: Sendable {
 }
 
 /// A starting state and a request: `paused / next`, as MPD-DIFFERENCES.md names it.
-struct MatrixCase: Sendable {
+private struct MatrixCase: Sendable {
     let order: Int
     let state: StartingState
     let request: MatrixRequest
@@ -198,7 +198,7 @@ struct MatrixCase: Sendable {
 // MARK: - Running
 
 /// What one daemon answered and where it was, before and after the request.
-struct Snapshot: Sendable, CustomStringConvertible {
+private struct Snapshot: Sendable, CustomStringConvertible {
     var state: String
     var position: Int?
     var file: String?
@@ -216,7 +216,7 @@ struct Snapshot: Sendable, CustomStringConvertible {
 }
 
 /// One daemon's side of a case.
-struct DaemonRun: Sendable {
+private struct DaemonRun: Sendable {
     /// The requests that reached the starting state, as sent, and their answers.
     var setup: [(request: String, answer: String)] = []
     /// Each request as sent and the last line of its answer (`OK` or `ACK ...`).
@@ -239,7 +239,7 @@ struct DaemonRun: Sendable {
 }
 
 /// What happened in one case on both daemons.
-struct CaseOutcome: Sendable {
+private struct CaseOutcome: Sendable {
     let order: Int
     let name: String
     let steps: String
@@ -251,7 +251,7 @@ struct CaseOutcome: Sendable {
 }
 
 /// The cases still to run, shared by the pairs.
-final class CaseQueue: Sendable {
+private final class CaseQueue: Sendable {
     private let remaining: Mutex<[MatrixCase]>
 
     init(_ cases: [MatrixCase]) {
@@ -265,15 +265,15 @@ final class CaseQueue: Sendable {
 
 /// Runs `body` on a thread of its own: the cases block in reads and waits for seconds, which must not
 /// hold up the few threads Swift's concurrency runs on.
-func onThreadOfItsOwn<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+private func onThreadOfItsOwn<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
     try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Swift.Result { try body() }) }
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
         thread.stackSize = 4 << 20
         thread.start()
     }
 }
 
-enum MatrixRunner {
+private enum MatrixRunner {
     /// Starts a daemon pair and runs cases on it until none is left. A case in which the harness fails
     /// is recorded as failed, with both logs, and the next one gets a fresh pair.
     static func runCases(from queue: CaseQueue, music: String) throws -> [CaseOutcome] {
@@ -411,7 +411,7 @@ extension Duration {
 // MARK: - Judging
 
 /// What may differ between playerd and mpd after a case.
-enum Aspect: String, CaseIterable, Sendable {
+private enum Aspect: String, CaseIterable, Sendable {
     /// `state`: play, pause or stop.
     case state
     /// The current song: its position (`song`) and its file.
@@ -454,7 +454,7 @@ enum Aspect: String, CaseIterable, Sendable {
 }
 
 /// A case's outcome judged against the deliberate differences.
-struct Verdict: Sendable {
+private struct Verdict: Sendable {
     let outcome: CaseOutcome
     /// Where the daemons differ after the request.
     let differing: Set<Aspect>
@@ -501,7 +501,7 @@ struct Verdict: Sendable {
 /// The rows of MPD-DIFFERENCES.md that name matrix cases: `| `paused / next` | elapsed | ... |`, with a
 /// state or `*` (every state) before the slash and the aspects that differ on purpose in the second
 /// column. Rows about anything else (search, names, durations) are not the matrix's.
-struct DeliberateDifferences {
+private struct DeliberateDifferences {
     struct Row: Sendable {
         let line: Int
         let caseName: String
