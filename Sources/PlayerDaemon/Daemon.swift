@@ -40,6 +40,13 @@ public final class Daemon: Sendable {
                 maximumQueueLength: configuration.maximumQueueLength)
         }
         // Said before the socket answers, so that whoever connects first finds it in the log.
+        if let problem = configuration.musicDirectory.flatMap(Self.problem(withMusicDirectory:)) {
+            // As MPD, playerd starts all the same: the directory may be mounted later (a USB disk, a
+            // network share), and files can still be played by absolute path meanwhile.
+            logger.warning(
+                "music directory \(problem); the library finds no songs and relative paths do not resolve until it can be read (--music-dir)"
+            )
+        }
         for output in configuration.outputs {
             do {
                 try output.spec.checkAvailable()
@@ -120,6 +127,22 @@ public final class Daemon: Sendable {
         }
         self.server.shutdown()
         self.service.shutdown()
+    }
+
+    /// Why the music directory at `path` cannot be listed, in a phrase that follows its name (`/x: No
+    /// such file or directory`); nil when it can.
+    static func problem(withMusicDirectory path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            return "\(path): \(String(cString: strerror(errno)))"
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            return "\(path) is not a directory"
+        }
+        guard access(path, R_OK | X_OK) == 0 else {
+            return "\(path): \(String(cString: strerror(errno)))"
+        }
+        return nil
     }
 
     /// Runs async work to its end from synchronous start-up and shutdown code.

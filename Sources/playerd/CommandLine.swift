@@ -48,7 +48,7 @@ struct CommandLineOptions {
         OptionSpec(
             name: "music-dir", value: "path", environment: "PLAYERD_MUSIC_DIR",
             help:
-                "The music library's root, where relative paths resolve (default: XDG_MUSIC_DIR or ~/Music; /var/lib/playerd/music for root)."
+                "The music library's root, where relative paths resolve (default: XDG_MUSIC_DIR or ~/Music; /var/lib/playerd/music for root); one that cannot be read is logged at start."
         ),
         OptionSpec(
             name: "library", value: "path", environment: "PLAYERD_LIBRARY",
