@@ -83,11 +83,11 @@ struct PlayerctlScriptingTests {
         }
     }
 
-    @Test("playerd not running: exit 3 at once, with the service to start for this user")
+    @Test("playerd not running: exit 3 at once, with how to start it; no unit listens on a socket of one's own")
     func notRunningHint() throws {
         let result = try self.playerctl("/tmp/playerd-no-such-socket", ["status"])
         #expect(result.status == 3)
-        let unit = geteuid() == 0 ? "systemctl start playerd.socket" : "systemctl --user start playerd.socket"
-        #expect(result.stderr.contains(unit), "\(result)")
+        #expect(result.stderr.contains("start it by hand: playerd --socket /tmp/playerd-no-such-socket"), "\(result)")
+        #expect(!result.stderr.contains("systemctl"), "\(result)")
     }
 }
