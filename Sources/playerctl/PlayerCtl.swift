@@ -43,6 +43,10 @@ struct PlayerCtl: ParsableCommand {
             printError(DesktopPlayerctl.exec(arguments))
             Glibc.exit(ExitStatus.usage)
         }
+        if let message = UnknownSubcommand.message(for: arguments) {
+            writeAll(STDERR_FILENO, message)
+            Glibc.exit(ExitStatus.usage)
+        }
         var command: ParsableCommand
         do {
             command = try PlayerCtl.parseAsRoot()

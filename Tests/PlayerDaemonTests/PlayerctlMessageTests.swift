@@ -40,4 +40,29 @@ struct PlayerctlMessageTests {
 
                 """)
     }
+
+    @Test("a mistyped verb is called unknown, with the nearest verb; a wrong queue verb lists queue's verbs")
+    func unknownSubcommands() throws {
+        let typo = try self.playerctl(["plya"])
+        #expect(typo.status == 2, "\(typo)")
+        #expect(typo.stderr.hasPrefix("Error: Unknown subcommand 'plya'. Did you mean 'play'?\n"), "\(typo)")
+        #expect(typo.stderr.contains("Subcommands: play, pause, play-pause,"), "\(typo)")
+
+        let queue = try self.playerctl(["--socket", "/nonexistent/socket", "queue", "frobnicate"])
+        #expect(queue.status == 2, "\(queue)")
+        #expect(
+            queue.stderr == """
+                Error: Unknown subcommand 'frobnicate' of 'playerctl queue'.
+                Subcommands: list (the default), add, clear, remove, move
+                Usage: playerctl queue <subcommand>
+                  See 'playerctl queue --help' for more information.
+
+                """)
+        // Nothing near: no guess.
+        #expect(try self.playerctl(["xyzzy"]).stderr.hasPrefix("Error: Unknown subcommand 'xyzzy'.\n"))
+        // Verbs and their options still reach the parser: an option's typo keeps its own suggestion.
+        let option = try self.playerctl(["status", "--jsn"])
+        #expect(option.status == 2)
+        #expect(option.stderr.contains("Unknown option '--jsn'. Did you mean '--json'?"), "\(option)")
+    }
 }
