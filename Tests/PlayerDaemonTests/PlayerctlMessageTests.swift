@@ -65,4 +65,28 @@ struct PlayerctlMessageTests {
         #expect(option.status == 2)
         #expect(option.stderr.contains("Unknown option '--jsn'. Did you mean '--json'?"), "\(option)")
     }
+
+    @Test("status --follow into a pipe writes one plain line per change, no carriage returns or erasing")
+    func followIntoAPipe() throws {
+        try withPlayerd { daemon in
+            let follow = try BackgroundProgram(Paths.playerctl, ["--socket", daemon.socketPath, "status", "--follow"])
+            let client = try daemon.connect()
+            try expectEventually("the first line") { follow.stdout.hasSuffix("\n") }
+            #expect(try client.command("playnow \"\(Paths.fixture("stereo-44k-cbr.mp3"))\"") == ["OK"])
+            try expectEventually("a line for playing") { follow.stdout.contains("[playing]") }
+            #expect(try client.command("pause 1") == ["OK"])
+            try expectEventually("a line for paused") { follow.stdout.contains("[paused]") }
+            // Paused, nothing changes: no redraws.
+            let settled = follow.stdout
+            usleep(700_000)
+            #expect(follow.stdout == settled)
+            kill(follow.process.processIdentifier, SIGINT)
+            let text = try follow.finish(within: .seconds(5)).stdout
+            #expect(!text.contains("\r") && !text.contains("\u{1B}"), "\(text.debugDescription)")
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.first == "[stopped]", "\(text)")
+            #expect(lines.last == "", "\(text)")
+            #expect(lines.count <= 6, "\(text)")
+        }
+    }
 }
