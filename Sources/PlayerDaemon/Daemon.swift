@@ -97,25 +97,36 @@ public final class Daemon: Sendable {
         systemd.notify("READY=1\nSTATUS=listening on \(server.places.joined(separator: ", "))")
     }
 
-    /// Blocks until SIGTERM or SIGINT, then runs `beforeShutdown` (what must end while the daemon still
-    /// answers, such as the in-process MPRIS bridge) and shuts down.
+    /// Holds SIGTERM and SIGINT back in the calling thread and in every thread it starts from then on, so
+    /// that `runUntilSignalled` takes them however early they come. Call it first thing in `main`, before
+    /// any thread exists. (Ignoring them so that Dispatch could catch them, as playerd did, lost one sent
+    /// as soon as the socket answered: setting SIG_IGN discards a signal already pending, and a parent
+    /// such as Foundation's Process starts its children with them blocked; without a parent's block, one
+    /// sent that early killed playerd without a shutdown.)
+    public static func holdStopSignals() {
+        var signals = Self.stopSignals
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    private static var stopSignals: sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        return signals
+    }
+
+    /// Blocks until SIGTERM or SIGINT (held back since `holdStopSignals`, so one sent during start-up is
+    /// taken now), then runs `beforeShutdown` (what must end while the daemon still answers, such as the
+    /// in-process MPRIS bridge) and shuts down.
     public func runUntilSignalled(beforeShutdown: () -> Void = {}) {
-        let done = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { done.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        done.wait()
+        Self.holdStopSignals()
+        var signals = Self.stopSignals
+        var received: Int32 = 0
+        while sigwait(&signals, &received) != 0 {}
         self.logger.info("stopping")
         beforeShutdown()
         self.shutdown()
-        for source in sources {
-            source.cancel()
-        }
     }
 
     /// Saves the state (as it is, playing or paused), then stops playback and the socket.

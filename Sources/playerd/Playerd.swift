@@ -12,6 +12,9 @@ import PlayerDaemon
 @main
 enum Playerd {
     static func main() {
+        // Before any thread starts: every thread inherits the mask, and a SIGTERM that comes while
+        // playerd starts waits for runUntilSignalled instead of being lost or killing it half-started.
+        Daemon.holdStopSignals()
         let environment = Environment()
         let options: CommandLineOptions
         do {
