@@ -114,7 +114,18 @@ final class EngineCore {
     /// Switches output `id` on or off (`nil`: over); false when there is no such output.
     func setOutput(_ id: Int, enabled: Bool?) -> Bool {
         guard self.output.hasOutput(id) else { return false }
+        let heard = self.heardFrames()
         self.output.setEnabled(id, enabled ?? !self.output.isEnabled(id))
+        if !self.output.hasEnabledOutput, let decoder = self.decoder {
+            // The last output switched off took what it had not played with it: the song goes on (at
+            // the next play) from where it was heard. While playing, the player pauses there, as MPD does.
+            if decoder.position != heard {
+                try? decoder.seek(toFrame: heard)
+            }
+            if self.context.state.kind == .play {
+                self.report(.outputFailed(message: OutputError.noOutputEnabled.description))
+            }
+        }
         self.publish()
         return true
     }
@@ -201,6 +212,8 @@ final class EngineCore {
         do {
             try self.output.write(UnsafeRawBufferPointer(pcm))
         } catch {
+            // The period was never played: the position the player pauses at is before it.
+            try? decoder.seek(toFrame: max(0, decoder.position - frames))
             self.report(.outputFailed(message: error.description))
             return
         }

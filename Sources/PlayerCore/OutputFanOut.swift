@@ -114,6 +114,9 @@ final class OutputFanOut: AudioOutput {
     /// Whether output `id` is switched on.
     func isEnabled(_ id: Int) -> Bool { self.slots[id].isEnabled }
 
+    /// Whether any output is switched on.
+    var hasEnabledOutput: Bool { self.slots.contains { $0.isEnabled } }
+
     // MARK: - Switching outputs
 
     /// Switches an output on or off while the player runs: one switched on joins the stream at once,
@@ -371,9 +374,11 @@ final class OutputFanOut: AudioOutput {
             }
         }
         self.noteWritten(frames)
+        // A leader that keeps no real time sets no pace to fall behind: followers that move get it all.
+        let unpaced = self.lead?.output.capacityFrames == nil
         for slot in self.slots {
             guard case .following(let worker) = slot.role else { continue }
-            if let error = worker.push(frames, bytesPerFrame: format.bytesPerFrame) {
+            if let error = worker.push(frames, bytesPerFrame: format.bytesPerFrame, waitingForRoom: unpaced) {
                 self.markFailed(slot, error)
             }
         }

@@ -1,7 +1,10 @@
 // A following output's own thread. The audio thread hands it the frames it wrote to the leading
-// output, through a bounded ring, and never waits for it: when the ring is full the oldest frames in
-// it are dropped (counted) so that an output that stalls catches up with the others once it moves
-// again, instead of holding them back (MPD's shared buffer lets one stalled output freeze all).
+// output, through a bounded ring, and does not wait for it behind a paced leader: when the ring is full
+// the oldest frames in it are dropped (counted) so that an output that stalls catches up with the others
+// once it moves again, instead of holding them back (MPD's shared buffer lets one stalled output freeze
+// all). Behind an unpaced leader (a file, the unpaced null output) there is no real time to fall behind:
+// the audio thread waits for room while the follower is moving, so it gets every frame, and drops only
+// when the follower has stalled.
 
 import Audio
 
@@ -54,6 +57,17 @@ final class OutputWorker: @unchecked Sendable {
     private var ringDropped = 0
     private var outputDropped = 0
     private var outputProblem: String?
+    /// Bytes the thread has taken out of the ring, ever: whether it is moving.
+    private var consumedBytes = 0
+    /// True while the audio thread waits for room (the thread then signals as it takes frames).
+    private var producerWaiting = false
+    /// `consumedBytes` when a wait for room last ran out: the follower had stalled, and is not waited
+    /// for again until it has moved.
+    private var stalledAt: Int?
+
+    /// How long the audio thread waits for room behind an unpaced leader while the follower takes
+    /// nothing, before it counts the follower as stalled and drops instead.
+    static let stallNanoseconds: Int64 = 1_000_000_000
 
     /// Starts a thread for `output`, which is open in the stream's format or closed; `paused` says
     /// whether the player is paused.
@@ -76,11 +90,16 @@ final class OutputWorker: @unchecked Sendable {
 
     // MARK: - The audio thread's side
 
-    /// Queues a copy of `frames`; drops the oldest queued frames to make room if need be. Returns why
-    /// the output failed, if it did: it takes nothing more then.
-    func push(_ frames: UnsafeRawBufferPointer, bytesPerFrame: Int) -> OutputError? {
+    /// Queues a copy of `frames`; drops the oldest queued frames to make room if need be. With
+    /// `waitingForRoom` (the leader keeps no real time), waits for room first while the thread is
+    /// moving. Returns why the output failed, if it did: it takes nothing more then.
+    func push(_ frames: UnsafeRawBufferPointer, bytesPerFrame: Int, waitingForRoom: Bool = false) -> OutputError? {
         self.lock.locked {
             if let failure = self.failure { return failure }
+            if waitingForRoom {
+                self.waitForRoom(min(frames.count, self.ring.count))
+                if let failure = self.failure { return failure }
+            }
             var bytes = frames.count
             var source = frames
             if bytes > self.ring.count {
@@ -108,6 +127,31 @@ final class OutputWorker: @unchecked Sendable {
                 self.lock.signal()
             }
             return nil
+        }
+    }
+
+    /// With the lock held: waits until `bytes` fit in the ring, for as long as the thread keeps taking
+    /// frames out of it; gives up once it has taken nothing for `stallNanoseconds` (and does not wait
+    /// again until it moves), or when it is paused, failed, or told to stop.
+    private func waitForRoom(_ bytes: Int) {
+        if let stalledAt = self.stalledAt {
+            guard self.consumedBytes != stalledAt else { return }
+            self.stalledAt = nil
+        }
+        var progress = self.consumedBytes
+        var deadline = MonotonicClock().now() + Self.stallNanoseconds
+        while self.ring.count - self.ringCount < bytes, self.failure == nil, !self.stopRequested, !self.wantsPause {
+            self.producerWaiting = true
+            self.lock.wait(until: deadline)
+            self.producerWaiting = false
+            let now = MonotonicClock().now()
+            if self.consumedBytes != progress {
+                progress = self.consumedBytes
+                deadline = now + Self.stallNanoseconds
+            } else if now >= deadline {
+                self.stalledAt = self.consumedBytes
+                return
+            }
         }
     }
 
@@ -266,6 +310,14 @@ final class OutputWorker: @unchecked Sendable {
         }
     }
 
+    /// With the lock held: the thread has taken `bytes` out of the ring to play them.
+    private func noteTaken(_ bytes: Int) {
+        self.consumedBytes &+= bytes
+        if self.producerWaiting {
+            self.lock.signal()
+        }
+    }
+
     // MARK: - The worker's thread
 
     private enum Step {
@@ -375,6 +427,7 @@ final class OutputWorker: @unchecked Sendable {
         }
         let bytes = frames * size
         self.copyOut(bytes, into: scratch)
+        self.noteTaken(bytes)
         if bytes == count {
             self.head += 1
         } else {

@@ -143,7 +143,10 @@ public struct PlayerContext: Sendable {
                 default: !prepare.startsPaused
                 }
             return try self.enter(.prepare(prepare))
-        case (.pause, .stop), (.resume, .stop), (.togglePause, .stop), (.next, .stop), (.previous, .stop),
+        case (.pause, .stop), (.resume, .stop), (.togglePause, .stop):
+            // Nothing to pause or resume: MPD answers OK and does nothing.
+            return []
+        case (.next, .stop), (.previous, .stop),
             (.seek, .stop), (.pauseFor, .stop), (.pauseFor, .prepare), (.sleepAfter, .stop), (.sleepAtEndOfSong, .stop):
             throw .notAllowed(request: request.name, state: self.state.kind)
 
@@ -163,11 +166,22 @@ public struct PlayerContext: Sendable {
             prepare.startOffset = offset
             return try self.enter(.prepare(prepare))
         case (.seek(let offset), .play(let play)):
-            try self.checkSeek(offset, in: play.song, request: request)
+            let offset = try self.clampedSeek(offset, in: play.song, request: request)
             return [.dropOutput, .seekDecoder(offset: offset)]
         case (.seek(let offset), .pause(let pause)):
-            try self.checkSeek(offset, in: pause.song, request: request)
+            let offset = try self.clampedSeek(offset, in: pause.song, request: request)
             return pause.releasedOutput ? [.seekDecoder(offset: offset)] : [.dropOutput, .seekDecoder(offset: offset)]
+
+        case (.seekPosition(let position, let offset), _):
+            guard self.queue.entry(at: position) != nil else {
+                throw .noSuchSong(request: request.name, detail: "no song at position \(position)")
+            }
+            return try self.seek(toPosition: position, offset: offset, request: request, now: now)
+        case (.seekID(let id, let offset), _):
+            guard let position = self.queue.position(ofID: id) else {
+                throw .noSuchSong(request: request.name, detail: "no song with id \(id)")
+            }
+            return try self.seek(toPosition: position, offset: offset, request: request, now: now)
 
         case (.pauseFor(let duration), .play(let play)):
             guard duration > 0 else {
@@ -276,14 +290,37 @@ public struct PlayerContext: Sendable {
                 self.sleepTimer = .off
                 return self.stopAfterDrain()
             }
-            guard self.queue.songFinished() != nil, let next = self.queue.current else {
+            if self.queue.songFinished() != nil, let next = self.queue.current {
+                return self.force(.prepare(PrepareState(entry: next, reason: .songBoundary)))
+            }
+            guard let next = self.queue.current else {
                 return self.stopAfterDrain()
             }
-            return self.force(.prepare(PrepareState(entry: next, reason: .songBoundary)))
+            // Single mode holds playback at the song boundary: the song that follows is current, paused
+            // at its start once the finished one has played out (MPD's border pause).
+            return [.drainOutput]
+                + self.force(.prepare(PrepareState(entry: next, startsPaused: true, reason: .songBoundary)))
 
         case (.outputFailed(let message), _):
+            // As MPD: the song and its position stay, paused, and `play` goes on from there once an
+            // output can play again.
             self.lastError = message
-            return self.state.kind == .stop ? [] : self.force(.stop(StopState()))
+            switch self.state {
+            case .stop:
+                return []
+            case .play(let play):
+                return self.force(.pause(PauseState(song: play.song, releasedOutput: true)))
+            case .pause(var pause):
+                pause.resumesAt = nil
+                pause.releasedOutput = true
+                return [.releaseOutput] + self.force(.pause(pause))
+            case .prepare(var prepare):
+                // The failure cut the preparation short, before the song was opened: open it, to land
+                // paused.
+                prepare.startsPaused = true
+                return [.releaseOutput] + self.force(.prepare(prepare))
+                    + [.openDecoder(entry: prepare.entry, startOffset: prepare.startOffset)]
+            }
 
         default:
             // A report about a song the player has already left behind: nothing to do.
@@ -374,7 +411,28 @@ public struct PlayerContext: Sendable {
 
     // MARK: - Helpers
 
-    private mutating func prepare(position: Int, request: PlayerRequest) throws(PlayerError) -> [PlayerEffect] {
+    /// A seek to a song by its position: within the song the player is on, a plain seek; to another
+    /// song (or from stop), that song prepared from `offset`, landing paused when the player was paused,
+    /// as MPD does.
+    private mutating func seek(
+        toPosition position: Int, offset: Int64, request: PlayerRequest, now: Int64
+    ) throws(PlayerError) -> [PlayerEffect] {
+        guard offset >= 0 else { throw .badArgument(request: request.name, detail: "negative position") }
+        if self.state.kind != .stop, let entry = self.state.entry, self.queue.position(ofID: entry.id) == position {
+            return try self.carryOut(.seek(offset: offset), now: now)
+        }
+        let paused =
+            switch self.state {
+            case .pause: true
+            case .prepare(let prepare): prepare.startsPaused
+            case .play, .stop: false
+            }
+        return try self.prepare(position: position, request: request, startOffset: offset, startsPaused: paused)
+    }
+
+    private mutating func prepare(
+        position: Int, request: PlayerRequest, startOffset: Int64 = 0, startsPaused: Bool = false
+    ) throws(PlayerError) -> [PlayerEffect] {
         // A new request to play starts afresh: songs that failed before it do not count against it.
         self.failures = []
         do {
@@ -390,7 +448,8 @@ public struct PlayerContext: Sendable {
         guard let entry = self.queue.current else {
             throw .noSuchSong(request: request.name, detail: "no song at position \(position)")
         }
-        return try self.enter(.prepare(PrepareState(entry: entry)))
+        return try self.enter(
+            .prepare(PrepareState(entry: entry, startOffset: startOffset, startsPaused: startsPaused)))
     }
 
     /// Prepares the queue's current song, after `next` or `previous` moved it.
@@ -402,13 +461,14 @@ public struct PlayerContext: Sendable {
         return try self.enter(.prepare(PrepareState(entry: entry)))
     }
 
-    private func checkSeek(_ offset: Int64, in song: OpenSong, request: PlayerRequest) throws(PlayerError) {
+    /// A seek's target within `song`: a position past its end is its end (the song then ends at once
+    /// while playing), as MPD takes it.
+    private func clampedSeek(_ offset: Int64, in song: OpenSong, request: PlayerRequest) throws(PlayerError) -> Int64 {
         guard offset >= 0 else {
             throw .badArgument(request: request.name, detail: "negative position")
         }
-        if let length = song.lengthFrames, offset > song.format.nanoseconds(forFrames: length) {
-            throw .badArgument(request: request.name, detail: "the position is past the end of the song")
-        }
+        guard let length = song.lengthFrames else { return offset }
+        return min(offset, song.format.nanoseconds(forFrames: length))
     }
 
     private mutating func stopAfterDrain() -> [PlayerEffect] {

@@ -21,6 +21,11 @@ public enum PlayerRequest: Sendable, Hashable, CustomStringConvertible {
     case previous
     /// Move to `offset` nanoseconds into the current song.
     case seek(offset: Int64)
+    /// Move to `offset` nanoseconds into the song at a queue position (MPD's `seek`): a seek within the
+    /// current song, or that song prepared from there, playing or paused as the player was.
+    case seekPosition(Int, offset: Int64)
+    /// As `seekPosition`, for the song with a queue id (MPD's `seekid`).
+    case seekID(Int, offset: Int64)
     /// Pause now and resume by itself after `duration` nanoseconds.
     case pauseFor(duration: Int64)
     /// Stop after `duration` nanoseconds.
@@ -40,7 +45,7 @@ public enum PlayerRequest: Sendable, Hashable, CustomStringConvertible {
         case .stop: "stop"
         case .next: "skip to the next song"
         case .previous: "go back to the previous song"
-        case .seek: "seek"
+        case .seek, .seekPosition, .seekID: "seek"
         case .pauseFor: "pause for a while"
         case .sleepAfter, .sleepAtEndOfSong: "set a sleep timer"
         case .cancelSleep: "cancel the sleep timer"

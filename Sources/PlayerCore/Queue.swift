@@ -22,7 +22,7 @@ public struct QueueEntry: Sendable, Hashable {
 public enum SingleMode: String, Sendable, CaseIterable {
     /// Play on through the queue.
     case off = "0"
-    /// Stop after the current song, or repeat it when repeat is on.
+    /// Pause at the start of the next song when the current one ends, or repeat it when repeat is on.
     case on = "1"
     /// Like `on`, once: turns itself off when it has taken effect.
     case oneshot
@@ -372,9 +372,10 @@ public struct Queue: Sendable {
     }
 
     /// Carries out the natural end of the current song: moves on as `positionAfterSongEnd()` says and
-    /// in consume mode removes the finished song. When single mode stops playback, the song after
-    /// the finished one becomes current (MPD pauses on it), so a later `play` goes on from there; a
-    /// oneshot single mode then turns itself off, as it does after replaying a song under repeat.
+    /// in consume mode removes the finished song. When single mode holds playback, the song after
+    /// the finished one becomes current (the player pauses on it, as MPD does), so a later `play` goes
+    /// on from there; a oneshot single mode then turns itself off (under repeat, where the song
+    /// replays, and at the end of the queue it stays on, as in MPD).
     /// - Returns: the position to play now, or nil to stop.
     @discardableResult
     public mutating func songFinished() -> Int? {
@@ -458,9 +459,8 @@ public struct Queue: Sendable {
         let finished = self.order[slot]
         switch step {
         case .replay:
-            if self.single == .oneshot {
-                self.single = .off
-            }
+            // Under repeat, oneshot replays the song and stays on, as in MPD: it is spent only by a
+            // pause at the next song.
             return finished
         case .advance(let next):
             self.currentSlot = next
@@ -479,7 +479,9 @@ public struct Queue: Sendable {
         case .stop(let selecting):
             self.currentSlot = selecting
             self.consumeIfNeeded(finished)
-            if reason == .songEnd, self.single == .oneshot, !self.repeatMode {
+            // Oneshot is spent when playback moves on to a song (paused on it); at the end of the queue
+            // it stays, as in MPD.
+            if reason == .songEnd, self.single == .oneshot, !self.repeatMode, selecting != nil {
                 self.single = .off
             }
             return nil

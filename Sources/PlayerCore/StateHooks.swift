@@ -52,7 +52,9 @@ extension PlayState: PlayerStateHooks {
 extension PauseState: PlayerStateHooks {
     func willExit(to next: PlayerState) -> [PlayerEffect] {
         switch next {
-        case .prepare: self.releasedOutput ? [.closeDecoder] : [.dropOutput, .closeDecoder]
+        // The held device was paused: what it holds belongs to this song, and it must run again for
+        // the next one (which plays, or lands paused holding nothing).
+        case .prepare: self.releasedOutput ? [.closeDecoder] : [.dropOutput, .resumeOutput, .closeDecoder]
         case .stop: [.dropOutput, .closeDecoder, .releaseOutput]
         case .play, .pause: []
         }

@@ -199,21 +199,13 @@ enum Commands {
     private static func seek(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let position = try Argument.unsigned(call.argument(0))
         let offset = nanoseconds(try Argument.songTime(call.argument(1)))
-        let status = service.engine.status
-        if status.position == position && status.state != .stop {
-            return try await request(.seek(offset: offset), service, call)
-        }
-        return try await requests([.playPosition(position), .seek(offset: offset)], service, call)
+        return try await request(.seekPosition(position, offset: offset), service, call)
     }
 
     private static func seekID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let id = try Argument.unsigned(call.argument(0))
         let offset = nanoseconds(try Argument.songTime(call.argument(1)))
-        let status = service.engine.status
-        if status.entry?.id == id && status.state != .stop {
-            return try await request(.seek(offset: offset), service, call)
-        }
-        return try await requests([.playID(id), .seek(offset: offset)], service, call)
+        return try await request(.seekID(id, offset: offset), service, call)
     }
 
     private static func seekCurrent(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {

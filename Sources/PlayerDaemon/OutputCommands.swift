@@ -86,7 +86,7 @@ final class OutputLog: Sendable {
         }
         if new.hasFailed && !old.hasFailed {
             self.logger.error(
-                "\(name) failed: \(new.problem ?? "no reason given"); tried again every 10 seconds, while the others play on"
+                "\(name) failed: \(new.problem ?? "no reason given"); tried again every 10 seconds and at the next play (with no other output, the player pauses)"
             )
         } else if old.hasFailed && !new.hasFailed && new.isEnabled {
             self.logger.notice("\(name) plays again")

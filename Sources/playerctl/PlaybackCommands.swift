@@ -54,7 +54,7 @@ struct Play: ParsableCommand {
     }
 
     /// Returns once a song has been entered; throws `ExitCode(1)` with the player's error when none
-    /// could be: every song failed, or the output cannot open.
+    /// could be: every song failed, or no output could play.
     ///
     /// Called right after the server took the request to play, so any error in `status` is new (a
     /// request to play clears the last one, in MPD and playerd alike). On an output that is not paced
@@ -85,28 +85,29 @@ struct Play: ParsableCommand {
 enum PlayOutcome: Equatable {
     /// A song plays or is paused, or songs were played and the player has stopped since.
     case entered
-    /// The player stopped without playing: the reason to show.
+    /// The player stopped, or paused on an output failure, without playing: the reason to show.
     case failed(String)
     /// The player is still opening a song (playerd: `play` without `audio:`).
     case preparing
 
     init(_ status: Status) {
         switch status.state {
-        case .play where status.audio != nil, .pause:
+        case .play where status.audio != nil, .pause where status.error == nil:
             self = .entered
         case .play:
             self = .preparing
+        case .pause:
+            // Paused with an error: no output could play (playerd keeps the song and its place, as mpd).
+            self = .failed(status.error ?? "nothing plays")
         case .stop where status.playlistLength == 0:
             self = .failed(status.error ?? "the queue is empty")
         case .stop where status.error == nil:
             // Stopped with nothing wrong: the queue was played to its end (or single mode stopped after
-            // the song) before we looked. A song that cannot be played, or an output that cannot open,
-            // always leaves an error.
+            // the song) before we looked. A song that cannot be played always leaves an error.
             self = .entered
         case .stop where status.song == nil:
             // The player has moved past the queue's last song: songs were played, and a later one
-            // failed. A player that could not enter a song stays on it (the song that failed last, or the
-            // one the output would not take).
+            // failed. A player that could not enter any song stays on the one that failed last.
             self = .entered
         case .stop:
             self = .failed(status.error ?? "nothing plays")

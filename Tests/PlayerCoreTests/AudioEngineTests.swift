@@ -218,15 +218,20 @@ struct AudioEngineTests {
         #expect(Array(seen.withLock { $0 }.prefix(5)) == [0, 1, 0, 1, 0])
     }
 
-    @Test("single stops after the current song")
+    @Test("single plays the current song, then pauses at the start of the next, as MPD does")
     func singleMode() async throws {
         let (engine, recording) = try makeEngine([fixture("one-second.mp3"), fixture("gapless-a.mp3")]) {
             $0.single = .on
         }
         defer { engine.shutdown() }
         try await engine.handle(.play)
-        try await waitUntil(engine) { $0.state == .stop }
+        try await waitUntil(engine) { $0.state == .pause }
         #expect(recording.data.count == 44100 * 4)
+        #expect(engine.status.position == 1)
+        #expect(engine.status.elapsed(at: engine.now()) == 0)
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        #expect(recording.data.count == (44100 + 57777) * 4)
     }
 
     @Test("consume removes each song once played")
@@ -282,19 +287,60 @@ struct AudioEngineTests {
         #expect(error.hasSuffix("empty file") || error.hasSuffix("file not found"))
     }
 
-    @Test("an output that fails while writing stops playback, error recorded, queue intact")
+    @Test("an output that fails while writing pauses at the position, error recorded, queue intact")
     func failingOutput() async throws {
         let (engine, recording) = try makeEngine(
             [fixture("stereo-44k-cbr.mp3"), fixture("one-second.mp3")], failAfterWrites: 10)
         defer { engine.shutdown() }
         try await engine.handle(.play)
-        try await waitUntil(engine) { $0.state == .stop }
+        try await waitUntil(engine) { $0.state == .pause }
         #expect(engine.status.error == "null:unpaced: snd_pcm_writei failed: No such device")
         #expect(engine.status.queueLength == 2)
         #expect(engine.status.position == 0)
         #expect(!recording.isOpen)
-        // The player is usable again: play starts over.
+        // Where the music was: what the output took before it failed.
+        let heard = engine.status.heardFrames(at: engine.now())
+        #expect(heard > 0 && heard <= recording.data.count / 4)
+        // The player is usable again: play goes on from there (and this output fails again).
         try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .pause }
+        #expect(engine.status.position == 0)
+    }
+
+    @Test(
+        "pause, then next / previous / play N / playid on a paced output: the new song plays on",
+        arguments: [PlayerRequest.next, .previous, .playPosition(1), .playID(2)])
+    func leavingPauseForAnotherSongPlays(_ request: PlayerRequest) async throws {
+        let (engine, _) = try makeEngine(
+            [fixture("gapless-whole.mp3"), fixture("gapless-whole.mp3")], paced: true)
+        defer { engine.shutdown() }
+        // `previous` from the second song goes to the first; the others from the first to the second.
+        try await engine.handle(request == .previous ? .playPosition(1) : .play)
+        try await waitUntil(engine) { $0.state == .play && $0.elapsed(at: engine.now()) > 0.3 }
+        try await engine.handle(.pause)
+        try await engine.handle(request)
+        // It plays past the point where the loop used to begin again (half a second), and moves on.
+        try await waitUntil(engine) { $0.state == .play && $0.elapsed(at: engine.now()) > 1.0 }
+        #expect(engine.status.position == (request == .previous ? 0 : 1))
+    }
+
+    @Test("seek to another song while paused lands paused there; play goes on from that point")
+    func seekElsewhileWhilePaused() async throws {
+        let (engine, recording) = try makeEngine(
+            [fixture("gapless-whole.mp3"), fixture("gapless-whole.mp3")], paced: true)
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.elapsed(at: engine.now()) > 0.2 }
+        try await engine.handle(.pause)
+        try await engine.handle(.seekPosition(1, offset: 2_000_000_000))
+        try await waitUntil(engine) { $0.state == .pause && $0.position == 1 }
+        let written = recording.data.count
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(engine.status.state == .pause)
+        #expect(abs(engine.status.elapsed(at: engine.now()) - 2.0) < 0.001)
+        #expect(recording.data.count == written, "nothing is played while paused")
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .play && $0.elapsed(at: engine.now()) > 2.3 }
     }
 
     @Test("a timed pause resumes by itself (virtual time)")

@@ -109,8 +109,65 @@ func makeEngine(
     RecordingOutput(inner: NullOutput(paced: false), recording: recording, clock: MonotonicClock())
 }
 
+/// An unpaced output slower than the decoder: each write takes 5 ms, as a file on a busy disk would.
+/// It keeps moving, so nothing it is given may be lost.
+@Sendable func slowFile(_ recording: Recording) -> any AudioOutput {
+    final class SlowOutput: AudioOutput {
+        let inner: RecordingOutput
+        init(_ recording: Recording) {
+            self.inner = RecordingOutput(inner: NullOutput(paced: false), recording: recording, clock: MonotonicClock())
+        }
+        var name: String { "slow" }
+        var format: AudioFormat? { self.inner.format }
+        var delayFrames: Int { 0 }
+        func open(format: AudioFormat) throws(OutputError) { try self.inner.open(format: format) }
+        func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
+            usleep(5000)
+            try self.inner.write(frames)
+        }
+        func pause() throws(OutputError) { try self.inner.pause() }
+        func resume() throws(OutputError) { try self.inner.resume() }
+        func drain() throws(OutputError) { try self.inner.drain() }
+        func drop() throws(OutputError) { try self.inner.drop() }
+        func close() { self.inner.close() }
+    }
+    return SlowOutput(recording)
+}
+
 @Suite("Several outputs at once", .serialized)
 struct MultipleOutputsTests {
+    @Test("behind an unpaced leader, a follower slower than the decoder but moving gets every frame")
+    func unpacedLeaderWaitsForAMovingFollower() async throws {
+        // Four times three seconds: more than the follower's ring holds, decoded far faster than it writes.
+        let files = Array(repeating: fixture("gapless-whole.mp3"), count: 4)
+        let (engine, recordings) = try makeEngine(files, outputs: [("lead", fastNull), ("slow", slowFile)])
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        try await waitUntil(timeout: .seconds(10)) { recordings[1].log.last == "close" }
+        let expected = try files.flatMap(referencePCM)
+        expectSamePCM(recordings[0].data, expected)
+        expectSamePCM(recordings[1].data, expected)
+        #expect(engine.status.outputs.allSatisfy { $0.droppedFrames == 0 })
+    }
+
+    @Test("behind an unpaced leader, a stalled follower is waited for a second, then drops as before")
+    func unpacedLeaderDropsForAStalledFollower() async throws {
+        let gate = GatedOutput.Gate()
+        gate.close()
+        let files = Array(repeating: fixture("gapless-whole.mp3"), count: 4)
+        let (engine, recordings) = try makeEngine(
+            files, outputs: [("lead", fastNull), ("stuck", { GatedOutput(gate: gate, recording: $0) })])
+        defer { engine.shutdown() }
+        let start = ContinuousClock.now
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        // One wait of a second for the stall, not one per write.
+        #expect(ContinuousClock.now - start < .seconds(8))
+        expectSamePCM(recordings[0].data, try files.flatMap(referencePCM))
+        #expect(engine.status.outputs[1].droppedFrames > 0)
+        gate.open()
+    }
     @Test("a follower beside a paced leader gets exactly the decoded frames, across a gapless join")
     func followerIsBitExact() async throws {
         let files = [fixture("gapless-a.mp3"), fixture("gapless-b.mp3")]
@@ -303,7 +360,7 @@ struct MultipleOutputsTests {
         #expect(recordings[1].data.count > 0)
     }
 
-    @Test("one output failing alone stops playback with its error, as before")
+    @Test("one output failing alone pauses playback with its error, as MPD does")
     func onlyOutputFails() async throws {
         let (engine, _) = try makeEngine(
             [fixture("gapless-whole.mp3")],
@@ -318,7 +375,7 @@ struct MultipleOutputsTests {
             ])
         defer { engine.shutdown() }
         try await engine.handle(.play)
-        try await waitUntil(engine) { $0.state == .stop }
+        try await waitUntil(engine) { $0.state == .pause }
         #expect(engine.status.error == "null:unpaced: snd_pcm_writei failed: No such device")
     }
 
@@ -360,7 +417,51 @@ struct MultipleOutputsTests {
         expectSamePCM(recordings[1].data, try referencePCM(fixture("gapless-whole.mp3")))
     }
 
-    @Test("with every output switched off, play fails with MPD's words; a switch is refused for no output")
+    @Test("switching the only output off while playing pauses where it was heard; play goes on from there")
+    func switchOffTheOnlyOutput() async throws {
+        let (engine, recordings) = try makeEngine([fixture("gapless-whole.mp3")], outputs: [("only", pacedNull)])
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.elapsed(at: engine.now()) > 0.5 }
+        let before = engine.status.heardFrames(at: engine.now())
+        #expect(await engine.setOutput(0, enabled: false))
+        #expect(engine.status.state == .pause)
+        #expect(engine.status.error == "All audio outputs are disabled")
+        let kept = engine.status.heardFrames(at: engine.now())
+        // Where the listener was, not where the decoder had got to (a device buffer of 0.2 s ahead).
+        #expect(kept >= before && kept - before < 4410, "paused at \(kept), heard \(before)")
+        #expect(await engine.setOutput(0, enabled: true))
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        #expect(engine.status.error == nil)
+        // The song's end played from the frame it paused at, with nothing lost or repeated.
+        let reference = try referencePCM(fixture("gapless-whole.mp3"))
+        let resumed = Array(recordings[0].data.suffix(reference.count - kept * 4))
+        #expect(resumed == Array(reference.suffix(reference.count - kept * 4)))
+    }
+
+    @Test("switching the only output off while paused keeps the position heard; play goes on from there")
+    func switchOffTheOnlyOutputWhilePaused() async throws {
+        let (engine, recordings) = try makeEngine([fixture("gapless-whole.mp3")], outputs: [("only", pacedNull)])
+        defer { engine.shutdown() }
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.elapsed(at: engine.now()) > 0.5 }
+        try await engine.handle(.pause)
+        let paused = engine.status.heardFrames(at: engine.now())
+        #expect(await engine.setOutput(0, enabled: false))
+        #expect(engine.status.state == .pause)
+        #expect(engine.status.error == nil)
+        let kept = engine.status.heardFrames(at: engine.now())
+        #expect(abs(kept - paused) < 441, "paused at \(paused), kept \(kept)")
+        #expect(await engine.setOutput(0, enabled: true))
+        try await engine.handle(.play)
+        try await waitUntil(engine) { $0.state == .stop }
+        let reference = try referencePCM(fixture("gapless-whole.mp3"))
+        let resumed = Array(recordings[0].data.suffix(reference.count - kept * 4))
+        #expect(resumed == Array(reference.suffix(reference.count - kept * 4)))
+    }
+
+    @Test("with every output switched off, play pauses with MPD's words; a switch is refused for no output")
     func allSwitchedOff() async throws {
         let (engine, _) = try makeEngine(
             [fixture("one-second.mp3")], outputs: [("a", fastNull), ("b", fastNull)])
@@ -370,7 +471,7 @@ struct MultipleOutputsTests {
         #expect(engine.status.outputs.map(\.isEnabled) == [false, false])
         #expect(await engine.setOutput(2, enabled: true) == false)
         try await engine.handle(.play)
-        try await waitUntil(engine) { $0.state == .stop }
+        try await waitUntil(engine) { $0.state == .pause }
         #expect(engine.status.error == "All audio outputs are disabled")
     }
 }

@@ -78,7 +78,7 @@ let requestTable: [RequestCase] = {
         (
             .pause,
             [
-                .stop: .refused("cannot pause: player is stopped"), .prepare: .becomes(.prepare),
+                .stop: .becomes(.stop), .prepare: .becomes(.prepare),
                 .play: .becomes(.pause),
                 .pause: .becomes(.pause),
             ]
@@ -86,7 +86,7 @@ let requestTable: [RequestCase] = {
         (
             .resume,
             [
-                .stop: .refused("cannot resume: player is stopped"), .prepare: .becomes(.prepare),
+                .stop: .becomes(.stop), .prepare: .becomes(.prepare),
                 .play: .becomes(.play),
                 .pause: .becomes(.play),
             ]
@@ -94,7 +94,7 @@ let requestTable: [RequestCase] = {
         (
             .togglePause,
             [
-                .stop: .refused("cannot toggle pause: player is stopped"), .prepare: .becomes(.prepare),
+                .stop: .becomes(.stop), .prepare: .becomes(.prepare),
                 .play: .becomes(.pause), .pause: .becomes(.play),
             ]
         ),
@@ -124,8 +124,45 @@ let requestTable: [RequestCase] = {
             .seek(offset: 60 * second),
             [
                 .stop: .refused("cannot seek: player is stopped"), .prepare: .becomes(.prepare),
-                .play: .refused("cannot seek: the position is past the end of the song"),
-                .pause: .refused("cannot seek: the position is past the end of the song"),
+                .play: .becomes(.play), .pause: .becomes(.pause),
+            ]
+        ),
+        (
+            .seek(offset: -1),
+            [
+                .stop: .refused("cannot seek: player is stopped"),
+                .prepare: .refused("cannot seek: negative position"),
+                .play: .refused("cannot seek: negative position"), .pause: .refused("cannot seek: negative position"),
+            ]
+        ),
+        (
+            // The song the player is on (the first): a seek within it; from stop, it is prepared.
+            .seekPosition(0, offset: 2 * second),
+            [.stop: .becomes(.prepare), .prepare: .becomes(.prepare), .play: .becomes(.play), .pause: .becomes(.pause)]
+        ),
+        (
+            // Another song: prepared from the offset, paused when the player was (see `seekElsewhile*`).
+            .seekPosition(2, offset: 2 * second),
+            [
+                .stop: .becomes(.prepare), .prepare: .becomes(.prepare), .play: .becomes(.prepare),
+                .pause: .becomes(.prepare),
+            ]
+        ),
+        (
+            .seekPosition(7, offset: 0),
+            [
+                .stop: .refused("cannot seek: no song at position 7"),
+                .prepare: .refused("cannot seek: no song at position 7"),
+                .play: .refused("cannot seek: no song at position 7"),
+                .pause: .refused("cannot seek: no song at position 7"),
+            ]
+        ),
+        (
+            .seekID(99, offset: 0),
+            [
+                .stop: .refused("cannot seek: no song with id 99"),
+                .prepare: .refused("cannot seek: no song with id 99"),
+                .play: .refused("cannot seek: no song with id 99"), .pause: .refused("cannot seek: no song with id 99"),
             ]
         ),
         (
@@ -351,17 +388,132 @@ struct PlayerContextTests {
         #expect(effects.contains(.openDecoder(entry: subject.state.entry!, startOffset: 0)))
     }
 
-    @Test("an output failure stops with the error recorded and the queue intact")
+    @Test("an output failure pauses at the position heard, releasing the device, with the error recorded")
     func outputFailure() throws {
         var subject = try context(in: .play)
         let current = subject.state.entry
-        _ = subject.handle(.outputFailed(message: "alsa:default: snd_pcm_writei failed: No such device"))
-        #expect(subject.state.kind == .stop)
+        #expect(
+            subject.handle(.outputFailed(message: "alsa:default: snd_pcm_writei failed: No such device")) == [
+                .rewindDecoderToHeard, .releaseOutput,
+            ])
+        #expect(subject.state.kind == .pause)
         #expect(subject.lastError == "alsa:default: snd_pcm_writei failed: No such device")
         #expect(subject.queue.count == 3)
         #expect(subject.queue.current == current)
+        // `play` goes on from there, opening the output again, and forgets the error.
+        #expect(try subject.handle(.play, now: 0) == [.openOutput(stereo)])
+        #expect(subject.state.kind == .play)
+        #expect(subject.lastError == nil)
         subject.clearError()
         #expect(subject.lastError == nil)
+    }
+
+    @Test("an output failure in a timed pause ends the timer; while preparing, the song still opens, paused")
+    func outputFailureWhilePausedOrPreparing() throws {
+        var paused = try context(in: .play)
+        _ = try paused.handle(.pauseFor(duration: 5_000_000_000), now: 0)
+        #expect(paused.handle(.outputFailed(message: "gone")) == [.releaseOutput])
+        guard case .pause(let pause) = paused.state else {
+            Issue.record("expected pause, not \(paused.state)")
+            return
+        }
+        #expect(pause.resumesAt == nil && pause.releasedOutput)
+        #expect(paused.tick(now: 6_000_000_000) == [])
+
+        var preparing = try context(in: .prepare)
+        let entry = preparing.state.entry!
+        #expect(
+            preparing.handle(.outputFailed(message: "gone")) == [
+                .releaseOutput, .openDecoder(entry: entry, startOffset: 0),
+            ])
+        #expect(preparing.handle(.songOpened(song(entry))) == [])
+        #expect(preparing.state.kind == .pause)
+        #expect(preparing.lastError == "gone")
+    }
+
+    @Test("leaving a held pause for another song drops and resumes the device, which then plays the song")
+    func pauseToAnotherSong() throws {
+        for request in [PlayerRequest.next, .previous, .playPosition(2), .playID(3)] {
+            var subject = try context(in: .play)
+            _ = try subject.handle(.next, now: 0)
+            _ = subject.handle(.songOpened(song(subject.state.entry!)))
+            _ = try subject.handle(.pause, now: 0)
+            let effects = try subject.handle(request, now: 0)
+            let entry = subject.state.entry!
+            #expect(
+                effects == [.dropOutput, .resumeOutput, .closeDecoder, .openDecoder(entry: entry, startOffset: 0)],
+                "\(request)")
+            #expect(subject.handle(.songOpened(song(entry))) == [.openOutput(stereo)], "\(request)")
+            #expect(subject.state.kind == .play, "\(request)")
+        }
+        // Released on pause: nothing is held, so nothing to resume.
+        var releasing = try context(in: .pause, releasesOutputOnPause: true)
+        let second = releasing.queue.entry(at: 1)!
+        #expect(try releasing.handle(.next, now: 0) == [.closeDecoder, .openDecoder(entry: second, startOffset: 0)])
+    }
+
+    @Test("seek to another song keeps the player paused when it was, playing when it was; from stop it plays")
+    func seekElsewhere() throws {
+        let second: Int64 = 1_000_000_000
+        var paused = try context(in: .pause)
+        let third = paused.queue.entry(at: 2)!
+        #expect(
+            try paused.handle(.seekPosition(2, offset: 5 * second), now: 0) == [
+                .dropOutput, .resumeOutput, .closeDecoder, .openDecoder(entry: third, startOffset: 5 * second),
+            ])
+        #expect(paused.handle(.songOpened(song(third))) == [])
+        #expect(paused.state.kind == .pause)
+        #expect(paused.queue.currentPosition == 2)
+
+        var playing = try context(in: .play)
+        _ = try playing.handle(.seekID(third.id, offset: 5 * second), now: 0)
+        _ = playing.handle(.songOpened(song(third)))
+        #expect(playing.state.kind == .play)
+
+        var stopped = try context(in: .stop)
+        #expect(
+            try stopped.handle(.seekPosition(2, offset: 5 * second), now: 0) == [
+                .openDecoder(entry: third, startOffset: 5 * second)
+            ])
+        _ = stopped.handle(.songOpened(song(third)))
+        #expect(stopped.state.kind == .play)
+
+        // The song the player is on: a plain seek, clamped to its end as MPD clamps it.
+        var same = try context(in: .pause)
+        #expect(
+            try same.handle(.seekPosition(0, offset: 60 * second), now: 0) == [
+                .dropOutput, .seekDecoder(offset: 10 * second),
+            ])
+        #expect(same.state.kind == .pause)
+    }
+
+    @Test("single mode at a song's end pauses at the start of the next song; oneshot then turns off")
+    func singleAtSongEnd() throws {
+        for mode in [SingleMode.on, .oneshot] {
+            var subject = try context(in: .play)
+            _ = try subject.editQueue("single") { queue in queue.single = mode }
+            let first = subject.queue.entry(at: 0)!
+            let second = subject.queue.entry(at: 1)!
+            #expect(
+                subject.handle(.songEnded(first, message: nil)) == [
+                    .drainOutput, .closeDecoder, .openDecoder(entry: second, startOffset: 0),
+                ])
+            #expect(subject.handle(.songOpened(song(second))) == [])
+            #expect(subject.state.kind == .pause, "\(mode)")
+            #expect(subject.queue.currentPosition == 1)
+            #expect(subject.queue.single == (mode == .on ? .on : .off))
+            #expect(try subject.handle(.play, now: 0) == [.openOutput(stereo)])
+        }
+        // At the end of the queue it stops, and oneshot stays on (as in MPD).
+        var last = try context(in: .stop)
+        _ = try last.editQueue("single") { queue in queue.single = .oneshot }
+        _ = try last.handle(.playPosition(2), now: 0)
+        let third = last.queue.entry(at: 2)!
+        _ = last.handle(.songOpened(song(third)))
+        #expect(
+            last.handle(.songEnded(third, message: nil)) == [.drainOutput, .dropOutput, .closeDecoder, .releaseOutput])
+        #expect(last.state.kind == .stop)
+        #expect(last.queue.single == .oneshot)
     }
 
     @Test("a timed pause resumes by itself when its time comes")

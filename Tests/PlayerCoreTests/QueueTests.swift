@@ -617,7 +617,9 @@ struct QueueTransitionTests {
             #expect(queue.version == before.version)
         }
 
-        let singleTookEffect = transition == .songEnd && (outcome == .replay || isStop(outcome))
+        // Oneshot is spent only on the pause at the next song; on a replay under repeat and at the end of
+        // the queue it stays on, as in MPD.
+        let singleTookEffect = transition == .songEnd && isStop(outcome) && outcome != .stop(selecting: nil)
         #expect(queue.single == (row.single == .oneshot && singleTookEffect ? .off : row.single))
         #expect(queue.repeatMode == row.repeatMode && queue.consume == row.consume && queue.random == random)
         checkInvariants(queue)
