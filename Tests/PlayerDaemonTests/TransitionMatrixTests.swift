@@ -137,9 +137,10 @@ private struct MatrixRequest: Sendable {
 
     /// A mode that acts at a song's end, set and then reached: play (a resume, or the current song
     /// from a stop), jump to 1.5 s before the end, and read 2 s after the end.
-    static func atSongEnd(_ mode: String) -> MatrixRequest {
+    static func atSongEnd(_ modes: String...) -> MatrixRequest {
         MatrixRequest(
-            "\(mode) at song end", [mode, "play", "seekcur \(Double(PairedMusic.songSeconds) - 1.5)"],
+            "\(modes.joined(separator: " + ")) at song end",
+            modes + ["play", "seekcur \(Double(PairedMusic.songSeconds) - 1.5)"],
             settle: .milliseconds(3500))
     }
 
@@ -166,6 +167,11 @@ private struct MatrixRequest: Sendable {
         .atSongEnd("single 1"),
         .atSongEnd("single oneshot"),
         .atSongEnd("consume 1"),
+        .atSongEnd("repeat 1", "single 1"),
+        .atSongEnd("repeat 1", "single oneshot"),
+        .atSongEnd("consume 1", "single 1"),
+        MatrixRequest("seekcur past end", ["seekcur \(PairedMusic.songSeconds + 5)"]),
+        MatrixRequest("repeat, next on the last song", ["repeat 1", "play 3", "next"]),
         MatrixRequest("disableoutput", ["disableoutput 0"]),
     ]
 }
