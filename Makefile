@@ -28,10 +28,12 @@ release:
 	swift build -c release --static-swift-stdlib --product playerctl
 	swift build -c release --static-swift-stdlib --product playerd-mpris
 
+# The binaries are installed stripped (install -s): without symbols and debug information they are a
+# third smaller (playerd 103 MB to 65 MB).
 install: release
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR) \
 		$(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) $(DESTDIR)$(FISHCOMPLETIONDIR) $(DESTDIR)$(DOCDIR)
-	install -m 0755 $(RELEASE)/playerd $(RELEASE)/playerctl $(RELEASE)/playerd-mpris $(DESTDIR)$(BINDIR)/
+	install -s -m 0755 $(RELEASE)/playerd $(RELEASE)/playerctl $(RELEASE)/playerd-mpris $(DESTDIR)$(BINDIR)/
 	for unit in playerd.service playerd.socket; do \
 		sed -e 's#/usr/local/bin/#$(BINDIR)/#g' -e 's#/usr/local/share/#$(PREFIX)/share/#g' systemd/$$unit \
 			> $(DESTDIR)$(SYSTEMDUNITDIR)/$$unit; \

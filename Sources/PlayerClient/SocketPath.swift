@@ -13,18 +13,26 @@ public func defaultSocketPath() -> String {
     return defaultSocketPath(environment: environment, userID: getuid())
 }
 
-/// How to start playerd, for a user who found it not running: root, and anyone whose socket is the
-/// system service's, is told of the system service; anyone else of their user service; both of
-/// running it by hand on `socketPath`.
-public func startAdvice(socketPath: String, userID: UInt32) -> String {
-    let unit =
-        if userID == 0 {
-            "systemctl start playerd.socket"
-        } else if socketPath == defaultSocketPath(environment: [:], userID: 0) {
-            "sudo systemctl start playerd.socket"
-        } else {
+/// How to start playerd, for a user who found it not running on `socketPath`: by hand, always; and a
+/// systemd unit only where one listens: the system service on its socket (`/run/playerd/socket`), the
+/// user service on `$XDG_RUNTIME_DIR/playerd/socket` (`runtimeDirectory`: this process's by default).
+public func startAdvice(
+    socketPath: String, userID: UInt32,
+    runtimeDirectory: String? = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+) -> String {
+    let unit: String? =
+        if socketPath == defaultSocketPath(environment: [:], userID: 0) {
+            userID == 0 ? "systemctl start playerd.socket" : "sudo systemctl start playerd.socket"
+        } else if socketPath
+            == defaultSocketPath(environment: ["XDG_RUNTIME_DIR": runtimeDirectory ?? ""], userID: userID)
+        {
             "systemctl --user start playerd.socket"
+        } else {
+            nil
         }
+    guard let unit else {
+        return "start it by hand: playerd --socket \(socketPath)"
+    }
     return "start it with: \(unit), or by hand: playerd --socket \(socketPath)"
 }
 

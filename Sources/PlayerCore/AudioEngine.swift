@@ -324,6 +324,7 @@ final class EngineShared: Sendable {
     func publish(_ sample: StatusSample) {
         let changes: PlayerChanges = self.published.withLock { status in
             status.sampledAt = sample.sampledAt
+            status.playedNanoseconds = sample.playedNanoseconds
             if let position = sample.position, status.format != nil {
                 status.heardFrames = position.heardFrames
                 status.writtenFrames = position.writtenFrames
@@ -362,6 +363,7 @@ struct StatusSample {
     }
 
     var sampledAt: Int64
+    var playedNanoseconds: Int64
     var position: Position?
     var outputs: [OutputStatus]
 }

@@ -42,6 +42,10 @@ final class EngineCore {
     private var mailbox: Mailbox?
     /// Counts the decoders opened, so that an index scanned for one is not given to the next.
     private var decoderSerial = 0
+    /// Audio handed to the outputs since the engine started (`PlayerStatus.playedNanoseconds`), and
+    /// what a period's length in nanoseconds left over (in frame-nanoseconds), so that none is lost.
+    private var playedNanoseconds: Int64 = 0
+    private var playedRemainder: Int64 = 0
 
     init(configuration: EngineConfiguration, context: PlayerContext, shared: EngineShared) {
         self.configuration = configuration
@@ -213,6 +217,9 @@ final class EngineCore {
             self.report(.outputFailed(message: error.description))
             return
         }
+        let played = Int64(frames) * 1_000_000_000 + self.playedRemainder
+        let rate = Int64(decoder.format.sampleRate)
+        (self.playedNanoseconds, self.playedRemainder) = (self.playedNanoseconds + played / rate, played % rate)
         // While the song simply plays on, readers extrapolate the position from the last sample, so a
         // fresh one ten times a second is plenty; every change of state is published at once elsewhere.
         let now = self.clock.now()
@@ -366,6 +373,7 @@ final class EngineCore {
         var status = Self.status(of: self.context, at: now)
         status.seekCount = self.seekCount
         status.outputs = self.output.statuses()
+        status.playedNanoseconds = self.playedNanoseconds
         if let decoder = self.decoder, status.format != nil {
             status.heardFrames = self.heardFrames()
             status.writtenFrames = decoder.position
@@ -380,7 +388,10 @@ final class EngineCore {
     private func publishSample(at now: Int64) {
         self.publishedAt = now
         let position = self.decoder.map { StatusSample.Position(heardFrames: self.heardFrames(), decoder: $0) }
-        self.shared.publish(StatusSample(sampledAt: now, position: position, outputs: self.output.statuses()))
+        self.shared.publish(
+            StatusSample(
+                sampledAt: now, playedNanoseconds: self.playedNanoseconds, position: position,
+                outputs: self.output.statuses()))
     }
 
     /// The status a context stands for, before the engine adds what only it knows (positions).

@@ -359,11 +359,17 @@ public struct PlayerContext: Sendable {
         _ request: String,
         _ body: (inout Queue) throws(QueueError) -> Result
     ) throws(PlayerError) -> (Result, [PlayerEffect]) {
+        let current = self.queue.current
         let result: Result
         do {
             result = try body(&self.queue)
         } catch {
             throw .queue(request: request, detail: error.description)
+        }
+        if self.state.kind == .stop, let current, self.queue.position(ofID: current.id) == nil {
+            // Stopped, the current song removed: no song is current, as in MPD (the queue's own rule
+            // moves on to the next survivor, which is what playing or paused needs).
+            try? self.queue.setCurrent(position: nil)
         }
         guard let entry = self.state.entry, self.queue.position(ofID: entry.id) == nil else {
             return (result, [])

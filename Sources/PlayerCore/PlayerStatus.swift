@@ -43,6 +43,9 @@ public struct PlayerStatus: Sendable, Equatable {
     public var writtenFrames = 0
     /// When the status was sampled, clock nanoseconds.
     public var sampledAt: Int64 = 0
+    /// Nanoseconds of audio handed to the outputs since the engine started, every song counted (MPD's
+    /// `playtime` in `stats`): it only grows.
+    public var playedNanoseconds: Int64 = 0
     /// The last playback error, until cleared.
     public var error: String?
     /// The sleep timer.

@@ -568,10 +568,13 @@ enum Commands {
     private static func stats(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         // Without a library the database figures are zero, as an empty MPD database's are.
         let library = service.library?.stats ?? LibraryStats()
+        // MPD's order: the daemon's own figures first. `playtime` is the audio played since the start,
+        // every song counted, in whole seconds (MPD's total play time).
+        call.response.field("uptime", Int((service.engine.now() - service.startedAt) / 1_000_000_000))
+        call.response.field("playtime", Int(service.engine.status.playedNanoseconds / 1_000_000_000))
         call.response.field("artists", library.artists)
         call.response.field("albums", library.albums)
         call.response.field("songs", library.songs)
-        call.response.field("uptime", Int((service.engine.now() - service.startedAt) / 1_000_000_000))
         call.response.field("db_playtime", library.playtime)
         call.response.field("db_update", Int(library.lastUpdate))
     }

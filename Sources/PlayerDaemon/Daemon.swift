@@ -40,6 +40,13 @@ public final class Daemon: Sendable {
                 maximumQueueLength: configuration.maximumQueueLength)
         }
         // Said before the socket answers, so that whoever connects first finds it in the log.
+        if let problem = configuration.musicDirectory.flatMap(Self.problem(withMusicDirectory:)) {
+            // As MPD, playerd starts all the same: the directory may be mounted later (a USB disk, a
+            // network share), and files can still be played by absolute path meanwhile.
+            logger.warning(
+                "music directory \(problem); the library finds no songs and relative paths do not resolve until it can be read (--music-dir)"
+            )
+        }
         for output in configuration.outputs {
             do {
                 try output.spec.checkAvailable()
@@ -90,25 +97,36 @@ public final class Daemon: Sendable {
         systemd.notify("READY=1\nSTATUS=listening on \(server.places.joined(separator: ", "))")
     }
 
-    /// Blocks until SIGTERM or SIGINT, then runs `beforeShutdown` (what must end while the daemon still
-    /// answers, such as the in-process MPRIS bridge) and shuts down.
+    /// Holds SIGTERM and SIGINT back in the calling thread and in every thread it starts from then on, so
+    /// that `runUntilSignalled` takes them however early they come. Call it first thing in `main`, before
+    /// any thread exists. (Ignoring them so that Dispatch could catch them, as playerd did, lost one sent
+    /// as soon as the socket answered: setting SIG_IGN discards a signal already pending, and a parent
+    /// such as Foundation's Process starts its children with them blocked; without a parent's block, one
+    /// sent that early killed playerd without a shutdown.)
+    public static func holdStopSignals() {
+        var signals = Self.stopSignals
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    private static var stopSignals: sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        return signals
+    }
+
+    /// Blocks until SIGTERM or SIGINT (held back since `holdStopSignals`, so one sent during start-up is
+    /// taken now), then runs `beforeShutdown` (what must end while the daemon still answers, such as the
+    /// in-process MPRIS bridge) and shuts down.
     public func runUntilSignalled(beforeShutdown: () -> Void = {}) {
-        let done = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { done.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        done.wait()
+        Self.holdStopSignals()
+        var signals = Self.stopSignals
+        var received: Int32 = 0
+        while sigwait(&signals, &received) != 0 {}
         self.logger.info("stopping")
         beforeShutdown()
         self.shutdown()
-        for source in sources {
-            source.cancel()
-        }
     }
 
     /// Saves the state (as it is, playing or paused), then stops playback and the socket.
@@ -120,6 +138,22 @@ public final class Daemon: Sendable {
         }
         self.server.shutdown()
         self.service.shutdown()
+    }
+
+    /// Why the music directory at `path` cannot be listed, in a phrase that follows its name (`/x: No
+    /// such file or directory`); nil when it can.
+    static func problem(withMusicDirectory path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            return "\(path): \(String(cString: strerror(errno)))"
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            return "\(path) is not a directory"
+        }
+        guard access(path, R_OK | X_OK) == 0 else {
+            return "\(path): \(String(cString: strerror(errno)))"
+        }
+        return nil
     }
 
     /// Runs async work to its end from synchronous start-up and shutdown code.

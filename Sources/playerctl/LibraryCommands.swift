@@ -40,7 +40,11 @@ struct Update: ParsableCommand {
             throw ClientError.malformed("no updating_db in the answer to \(command)")
         }
         print("updating the library (job \(job))")
+        // An update of a music directory that is not there finds nothing: say why, rather than let
+        // "0 songs" speak for it.
+        let missing = try missingMusicDirectory(connection)
         guard self.wait else {
+            try missing.map(failBecause)
             return
         }
         let terminal = isatty(STDOUT_FILENO) == 1
@@ -68,7 +72,38 @@ struct Update: ParsableCommand {
         }
         let after = try LibraryStats(fields: try connection.command("stats"))
         print(LibraryStats.summary(before: before, after: after))
+        try missing.map(failBecause)
     }
+
+    private func failBecause(_ problem: String) throws -> Never {
+        printError(problem)
+        throw ExitCode(ExitStatus.failed)
+    }
+}
+
+/// Why the server's music directory, as its `config` names it, cannot be there: it does not exist or is
+/// not a directory. nil when it is, or when the server does not say (a client over the network, a server
+/// without a music directory), or when this process may merely not look into it (another user's).
+func missingMusicDirectory(_ connection: MPDConnection) throws(ClientError) -> String? {
+    let fields: [(key: String, value: String)]
+    do {
+        fields = try connection.command("config")
+    } catch {
+        guard case .refused = error else { throw error }
+        return nil
+    }
+    guard let directory = fields.first(where: { $0.key == "music_directory" })?.value else {
+        return nil
+    }
+    var status = stat()
+    if stat(directory, &status) != 0 {
+        guard errno == ENOENT || errno == ENOTDIR else { return nil }
+        return "the music directory \(directory) does not exist: the library cannot find any song there"
+    }
+    guard status.st_mode & S_IFMT == S_IFDIR else {
+        return "the music directory \(directory) is not a directory: the library cannot find any song there"
+    }
+    return nil
 }
 
 /// `search TEXT... [--artist A] [--album B] [--title C] [--limit N] [--json]`.

@@ -4,11 +4,12 @@ import PlayerClient
     import Glibc
 #endif
 
-/// `status --follow`: one line, redrawn in place, until Ctrl-C.
+/// `status --follow`: one line, redrawn in place, until Ctrl-C. Into a pipe or a file, where `\r` and
+/// erasing do not redraw anything, it writes one plain line per change instead.
 ///
 /// One connection does everything: it reads `status` and `currentsong`, draws, then idles on the
-/// subsystems that change the line. While playing, the idle gives up after a quarter second so that
-/// the clock moves; otherwise it waits for the next change however long that takes.
+/// subsystems that change the line. While playing on a terminal, the idle gives up after a quarter
+/// second so that the clock moves; otherwise it waits for the next change however long that takes.
 struct LiveStatusLine {
     let connection: MPDConnection
 
@@ -17,12 +18,17 @@ struct LiveStatusLine {
     private static let barWidth = 20
 
     func run() throws(ClientError) -> Never {
-        // The line has no newline of its own; Ctrl-C ends it with one so the shell prompt starts clean.
-        // write and _exit are safe in a signal handler, stdio is not.
-        signal(SIGINT) { _ in
-            var newline: UInt8 = 0x0A
-            _ = write(STDOUT_FILENO, &newline, 1)
-            _exit(0)
+        let terminal = isatty(STDOUT_FILENO) == 1
+        if terminal {
+            // The line has no newline of its own; Ctrl-C ends it with one so the shell prompt starts
+            // clean. write and _exit are safe in a signal handler, stdio is not.
+            signal(SIGINT) { _ in
+                var newline: UInt8 = 0x0A
+                _ = write(STDOUT_FILENO, &newline, 1)
+                _exit(0)
+            }
+        } else {
+            signal(SIGINT) { _ in _exit(0) }
         }
         // A parent may have started us with SIGINT blocked (Foundation's Process does); then Ctrl-C, or
         // its interrupt(), would never arrive.
@@ -30,16 +36,26 @@ struct LiveStatusLine {
         sigemptyset(&interrupt)
         sigaddset(&interrupt, SIGINT)
         pthread_sigmask(SIG_UNBLOCK, &interrupt, nil)
+        var written: String?
         do {
             while true {
                 let (status, song) = try statusAndSong(self.connection)
-                writeAll(STDOUT_FILENO, "\r" + LiveStatusLine.fitted(LiveStatusLine.line(status, song)) + "\u{1B}[K")
-                // A clock that moves (playing, or a timer counting down) redraws every tick.
+                let line = LiveStatusLine.line(status, song)
+                if terminal {
+                    writeAll(STDOUT_FILENO, "\r" + LiveStatusLine.fitted(line) + "\u{1B}[K")
+                } else if line != written {
+                    writeAll(STDOUT_FILENO, line + "\n")
+                    written = line
+                }
+                // A clock that moves (playing, or a timer counting down) redraws every tick on a terminal.
                 let counting = status.state == .play || status.resumesIn != nil || status.sleepTimer != nil
-                _ = try self.connection.idle(LiveStatusLine.subsystems, timeout: counting ? LiveStatusLine.tick : nil)
+                _ = try self.connection.idle(
+                    LiveStatusLine.subsystems, timeout: terminal && counting ? LiveStatusLine.tick : nil)
             }
         } catch {
-            writeAll(STDOUT_FILENO, "\n")
+            if terminal {
+                writeAll(STDOUT_FILENO, "\n")
+            }
             throw error
         }
     }

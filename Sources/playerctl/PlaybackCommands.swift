@@ -53,30 +53,64 @@ struct Play: ParsableCommand {
         try waitUntilPlaying(connection)
     }
 
-    /// Returns once the player plays (or holds a song paused); throws `ExitCode(1)` with the player's
-    /// error when it stopped instead (a song that failed, every song failed) or paused with an error
-    /// (the output cannot open).
+    /// Returns once a song has been entered; throws `ExitCode(1)` with the player's error when none
+    /// could be: every song failed, or no output could play.
+    ///
+    /// Called right after the server took the request to play, so any error in `status` is new (a
+    /// request to play clears the last one, in MPD and playerd alike). On an output that is not paced
+    /// (`wav:`, `null:unpaced`) a short queue can be played to its end before the first `status` read,
+    /// so a stopped player is read for what it says happened, not taken as a failure.
     private func waitUntilPlaying(_ connection: MPDConnection) throws {
         // A song that opens takes milliseconds; a server still preparing after this long is taken at
         // its word that it plays.
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
             let status = try connection.status()
-            switch status.state {
-            case .play where status.audio != nil:
+            switch PlayOutcome(status) {
+            case .entered:
                 return
-            case .pause where status.error == nil:
-                return
-            case .pause, .stop:
-                // Paused with an error: no output could play (the player keeps the song and its place).
-                printError(status.error ?? (status.playlistLength == 0 ? "the queue is empty" : "nothing plays"))
+            case .failed(let reason):
+                printError(reason)
                 throw ExitCode(ExitStatus.failed)
-            case .play:
-                // Preparing: the song has not opened yet.
+            case .preparing:
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else { return }
                 _ = try connection.idle(["player"], timeout: min(left, .seconds(1)))
             }
+        }
+    }
+}
+
+/// What a `status` read after a request to play says became of it.
+enum PlayOutcome: Equatable {
+    /// A song plays or is paused, or songs were played and the player has stopped since.
+    case entered
+    /// The player stopped, or paused on an output failure, without playing: the reason to show.
+    case failed(String)
+    /// The player is still opening a song (playerd: `play` without `audio:`).
+    case preparing
+
+    init(_ status: Status) {
+        switch status.state {
+        case .play where status.audio != nil, .pause where status.error == nil:
+            self = .entered
+        case .play:
+            self = .preparing
+        case .pause:
+            // Paused with an error: no output could play (playerd keeps the song and its place, as mpd).
+            self = .failed(status.error ?? "nothing plays")
+        case .stop where status.playlistLength == 0:
+            self = .failed(status.error ?? "the queue is empty")
+        case .stop where status.error == nil:
+            // Stopped with nothing wrong: the queue was played to its end (or single mode stopped after
+            // the song) before we looked. A song that cannot be played always leaves an error.
+            self = .entered
+        case .stop where status.song == nil:
+            // The player has moved past the queue's last song: songs were played, and a later one
+            // failed. A player that could not enter any song stays on the one that failed last.
+            self = .entered
+        case .stop:
+            self = .failed(status.error ?? "nothing plays")
         }
     }
 }

@@ -43,6 +43,10 @@ struct PlayerCtl: ParsableCommand {
             printError(DesktopPlayerctl.exec(arguments))
             Glibc.exit(ExitStatus.usage)
         }
+        if let message = UnknownSubcommand.message(for: arguments) {
+            writeAll(STDERR_FILENO, message)
+            Glibc.exit(ExitStatus.usage)
+        }
         var command: ParsableCommand
         do {
             command = try PlayerCtl.parseAsRoot()
@@ -63,7 +67,15 @@ struct PlayerCtl: ParsableCommand {
     static func report(_ error: ClientError) -> Int32 {
         switch error {
         case .notRunning(let path):
-            printError("playerd is not running: no socket at \(path)")
+            var status = stat()
+            if lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK {
+                // ECONNREFUSED: the file is there, nobody listens (a playerd killed with SIGKILL leaves it).
+                printError(
+                    "playerd is not running: nobody answers on \(path) (its socket file is left from a playerd that ended without removing it)"
+                )
+            } else {
+                printError("playerd is not running: no socket at \(path)")
+            }
             printError(startAdvice(socketPath: path, userID: geteuid()))
             return ExitStatus.notRunning
         case .refused(_, _, let message):

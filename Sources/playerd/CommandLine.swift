@@ -48,7 +48,7 @@ struct CommandLineOptions {
         OptionSpec(
             name: "music-dir", value: "path", environment: "PLAYERD_MUSIC_DIR",
             help:
-                "The music library's root, where relative paths resolve (default: XDG_MUSIC_DIR or ~/Music; /var/lib/playerd/music for root)."
+                "The music library's root, where relative paths resolve (default: XDG_MUSIC_DIR or ~/Music; /var/lib/playerd/music for root); one that cannot be read is logged at start."
         ),
         OptionSpec(
             name: "library", value: "path", environment: "PLAYERD_LIBRARY",
@@ -58,7 +58,8 @@ struct CommandLineOptions {
         OptionSpec(
             name: "playlist-dir", value: "path", environment: "PLAYERD_PLAYLIST_DIR",
             help:
-                "Where stored playlists (NAME.m3u) live (default: `playlists` beside the state file); `none` for none."),
+                "Where stored playlists (NAME.m3u) live (default: `playlists` beside the state file, none with `--state-file none`); `none` for none."
+        ),
         OptionSpec(
             name: "password-file", value: "path", environment: "PLAYERD_PASSWORD_FILE",
             help:
@@ -79,7 +80,9 @@ struct CommandLineOptions {
             help: "Disconnect a network client silent this long outside idle (default 60)."),
         OptionSpec(
             name: "state-file", value: "path", environment: "PLAYERD_STATE_FILE",
-            help: "The state file: queue, position, modes; `none` keeps no state."),
+            help:
+                "The state file: queue, position, modes (default: $XDG_STATE_HOME/playerd/state; /var/lib/playerd/state for root); `none` keeps no state."
+        ),
         OptionSpec(
             name: "max-clients", value: "count", environment: "PLAYERD_MAX_CLIENTS",
             help: "Clients connected at once (default 64)."),

@@ -12,6 +12,9 @@ import PlayerDaemon
 @main
 enum Playerd {
     static func main() {
+        // Before any thread starts: every thread inherits the mask, and a SIGTERM that comes while
+        // playerd starts waits for runUntilSignalled instead of being lost or killing it half-started.
+        Daemon.holdStopSignals()
         let environment = Environment()
         let options: CommandLineOptions
         do {
@@ -100,7 +103,9 @@ enum Playerd {
         switch options["playlist-dir"] {
         case "none": configuration.playlistDirectory = nil
         case let directory?: configuration.playlistDirectory = Self.absolute(directory)
-        case nil: configuration.playlistDirectory = Self.defaultPlaylistDirectory(environment)
+        case nil:
+            // Beside the state file actually used; `--state-file none` keeps no state, and so no playlists.
+            configuration.playlistDirectory = configuration.stateFile.map(Self.playlistDirectory(besideStateFile:))
         }
         if let text = options["max-clients"] {
             guard let limit = Int(text), limit > 0 else {
@@ -214,12 +219,10 @@ enum Playerd {
         return environment["HOME"].map { $0 + "/.cache/playerd/library.db" }
     }
 
-    /// `playlists` in the state directory: `$XDG_STATE_HOME/playerd/playlists`, or
-    /// `/var/lib/playerd/playlists` for root.
-    static func defaultPlaylistDirectory(_ environment: Environment) -> String? {
-        Self.defaultStateFile(environment).map { state in
-            String(state[..<(state.lastIndex(of: "/") ?? state.endIndex)]) + "/playlists"
-        }
+    /// `playlists` in the state file's directory: `$XDG_STATE_HOME/playerd/playlists` by default,
+    /// `/var/lib/playerd/playlists` for root, `/tmp/demo/playlists` for `--state-file /tmp/demo/state`.
+    static func playlistDirectory(besideStateFile state: String) -> String {
+        String(state[..<(state.lastIndex(of: "/") ?? state.startIndex)]) + "/playlists"
     }
 
     static func absolute(_ path: String) -> String {

@@ -260,11 +260,12 @@ final class MPDInteropTests {
         #expect(try self.status().queueLength == 0)
     }
 
-    @Test("status --follow redraws one line until Ctrl-C, then ends it and exits 0")
+    @Test("status --follow on a terminal redraws one line until Ctrl-C, then ends it and exits 0")
     func follow() throws {
         try self.run("play", fixture("stereo-44k-cbr.mp3"))
         try self.run("repeat", "on")
-        let following = try RunningCommand(["--socket", self.mpd.socketPath, "status", "--follow"])
+        let following = try RunningCommand(
+            ["--socket", self.mpd.socketPath, "status", "--follow"], onTerminal: true)
         usleep(1_000_000)
         try self.run("pause")
         usleep(300_000)

@@ -142,13 +142,19 @@ func playerctlPath() throws -> String {
     return path
 }
 
-/// A playerctl process started but not yet finished, with its output going to files.
+/// A playerctl process started but not yet finished, with its output going to files, or its standard
+/// output to a terminal.
 final class RunningCommand {
     let process = Process()
     private let scratch: ScratchDirectory
+    /// The pseudo-terminal's master side when standard output is a terminal; -1 otherwise.
+    private var terminal: Int32 = -1
 
+    /// With `onTerminal`, standard output is a pseudo-terminal (playerctl sees a person's terminal),
+    /// whose output is read back as written, without the terminal's `\n` to `\r\n`.
     init(
-        _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil
+        _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
+        onTerminal: Bool = false
     ) throws {
         self.scratch = try ScratchDirectory()
         self.process.executableURL = URL(fileURLWithPath: try playerctlPath())
@@ -163,15 +169,50 @@ final class RunningCommand {
             _ = FileManager.default.createFile(atPath: self.scratch.file(name), contents: nil)
         }
         self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: self.scratch.file("out")))
+        if onTerminal {
+            // posix_openpt, grantpt and ptsname are not in Swift's Glibc module: /dev/ptmx and its two
+            // ioctls (Linux's generic numbers: TIOCSPTLCK unlocks, TIOCGPTN names /dev/pts/N) do the same.
+            self.terminal = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+            var unlock: Int32 = 0
+            var number: UInt32 = 0
+            guard self.terminal >= 0, ioctl(self.terminal, 0x4004_5431, &unlock) == 0,
+                ioctl(self.terminal, 0x8004_5430, &number) == 0
+            else {
+                throw TestSetupError("no pseudo-terminal: \(String(cString: strerror(errno)))")
+            }
+            let follower = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+            guard follower >= 0 else { throw TestSetupError("cannot open /dev/pts/\(number)") }
+            var settings = termios()
+            tcgetattr(follower, &settings)
+            settings.c_oflag &= ~tcflag_t(OPOST)
+            tcsetattr(follower, TCSANOW, &settings)
+            _ = fcntl(self.terminal, F_SETFL, fcntl(self.terminal, F_GETFL) | O_NONBLOCK)
+            self.process.standardOutput = FileHandle(fileDescriptor: follower, closeOnDealloc: true)
+        }
         self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.scratch.file("err")))
         self.process.standardInput = FileHandle.nullDevice
         try self.process.run()
+    }
+
+    /// What the terminal has received and not yet read.
+    private func readTerminal() -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(self.terminal, &chunk, chunk.count)
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     deinit {
         if self.process.isRunning {
             self.process.terminate()
             self.process.waitUntilExit()
+        }
+        if self.terminal >= 0 {
+            close(self.terminal)
         }
     }
 
@@ -190,7 +231,8 @@ final class RunningCommand {
         self.process.waitUntilExit()
         return CommandResult(
             status: self.process.terminationStatus,
-            stdout: try String(contentsOfFile: self.scratch.file("out"), encoding: .utf8),
+            stdout: self.terminal >= 0
+                ? self.readTerminal() : try String(contentsOfFile: self.scratch.file("out"), encoding: .utf8),
             stderr: try String(contentsOfFile: self.scratch.file("err"), encoding: .utf8))
     }
 }

@@ -21,19 +21,31 @@ struct SocketPathTests {
         #expect(defaultSocketPath(environment: environment, userID: userID) == expected)
     }
 
-    @Test("not running: root is pointed at the system service, a user at their user service")
-    func startAdviceFollowsTheUser() {
+    @Test("not running: a unit is suggested only for the socket it listens on, the system's or the user's")
+    func startAdviceFollowsTheSocket() {
         #expect(
-            startAdvice(socketPath: "/run/playerd/socket", userID: 0)
+            startAdvice(socketPath: "/run/playerd/socket", userID: 0, runtimeDirectory: nil)
                 == "start it with: systemctl start playerd.socket, or by hand: playerd --socket /run/playerd/socket")
-        #expect(
-            startAdvice(socketPath: "/tmp/s", userID: 1000)
-                == "start it with: systemctl --user start playerd.socket, or by hand: playerd --socket /tmp/s")
         // A user pointed at the system service's socket: the user unit would listen elsewhere.
         #expect(
-            startAdvice(socketPath: "/run/playerd/socket", userID: 1000)
+            startAdvice(socketPath: "/run/playerd/socket", userID: 1000, runtimeDirectory: "/run/user/1000")
                 == "start it with: sudo systemctl start playerd.socket, or by hand: playerd --socket /run/playerd/socket"
         )
+        #expect(
+            startAdvice(socketPath: "/run/user/1000/playerd/socket", userID: 1000, runtimeDirectory: "/run/user/1000")
+                == "start it with: systemctl --user start playerd.socket, or by hand: playerd --socket /run/user/1000/playerd/socket"
+        )
+        #expect(
+            startAdvice(socketPath: "/xdg/playerd/socket", userID: 0, runtimeDirectory: "/xdg")
+                == "start it with: systemctl --user start playerd.socket, or by hand: playerd --socket /xdg/playerd/socket"
+        )
+        // Any other socket is one started by hand: no unit listens there.
+        #expect(
+            startAdvice(socketPath: "/tmp/s", userID: 1000, runtimeDirectory: "/run/user/1000")
+                == "start it by hand: playerd --socket /tmp/s")
+        #expect(
+            startAdvice(socketPath: "/tmp/s", userID: 0, runtimeDirectory: nil)
+                == "start it by hand: playerd --socket /tmp/s")
     }
 
     @Test("the shell completions offer every wait target, ready among them")

@@ -561,6 +561,25 @@ struct PlayerContextTests {
         #expect(subject.state.kind == .stop)
     }
 
+    @Test("stopped, removing the current song leaves no song current (play starts at the first), as in MPD")
+    func removingTheCurrentSongWhileStopped() throws {
+        var subject = try context(in: .stop)
+        _ = try subject.handle(.playPosition(1), now: 0)
+        _ = try subject.handle(.stop, now: 0)
+        #expect(subject.queue.currentPosition == 1)
+        let ((), effects) = try subject.editQueue("delete") { queue throws(QueueError) in
+            try queue.delete(position: 1)
+        }
+        #expect(effects == [])
+        #expect(subject.queue.current == nil)
+        // Another song removed keeps the current one current.
+        _ = try subject.handle(.playPosition(1), now: 0)
+        _ = try subject.handle(.stop, now: 0)
+        let current = subject.queue.current
+        _ = try subject.editQueue("delete") { queue throws(QueueError) in try queue.delete(position: 0) }
+        #expect(subject.queue.current == current && current != nil)
+    }
+
     @Test func volume() throws {
         var subject = try context(in: .stop)
         try subject.setVolume(0)

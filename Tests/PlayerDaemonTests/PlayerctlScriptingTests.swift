@@ -51,7 +51,9 @@ struct PlayerctlScriptingTests {
     @Test("metadata counts Pos from 1, like the rest of playerctl")
     func metadataPositionFromOne() throws {
         try withPlayerd { daemon in
-            let files = ["one-second.mp3", "stereo-44k-cbr.mp3"].map(Paths.fixture)
+            // The 3 s song first: on a machine busy with other tests, a 1 s one could be over before
+            // metadata asks.
+            let files = ["stereo-44k-cbr.mp3", "one-second.mp3"].map(Paths.fixture)
             #expect(try self.playerctl(daemon.socketPath, ["play"] + files).status == 0)
             let lines = try self.playerctl(daemon.socketPath, ["metadata"]).stdout.split(separator: "\n")
             #expect(lines.contains("Pos: 1"))
@@ -83,11 +85,11 @@ struct PlayerctlScriptingTests {
         }
     }
 
-    @Test("playerd not running: exit 3 at once, with the service to start for this user")
+    @Test("playerd not running: exit 3 at once, with how to start it; no unit listens on a socket of one's own")
     func notRunningHint() throws {
         let result = try self.playerctl("/tmp/playerd-no-such-socket", ["status"])
         #expect(result.status == 3)
-        let unit = geteuid() == 0 ? "systemctl start playerd.socket" : "systemctl --user start playerd.socket"
-        #expect(result.stderr.contains(unit), "\(result)")
+        #expect(result.stderr.contains("start it by hand: playerd --socket /tmp/playerd-no-such-socket"), "\(result)")
+        #expect(!result.stderr.contains("systemctl"), "\(result)")
     }
 }
