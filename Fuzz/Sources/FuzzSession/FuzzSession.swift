@@ -63,11 +63,15 @@ final class Harness: Sendable {
             String(
                 #filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(4)
                     .joined(separator: "/")) + "/Fixtures"
-        var template = Array("/tmp/playerd-fuzz-session-XXXXXX".utf8CString)
+        Self.sweepLeftovers()
+        var template = Array((Self.directoryPrefix + "XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             fatalError("mkdtemp failed: \(String(cString: strerror(errno)))")
         }
         self.directory = String(cString: made)
+        let owner = open(self.directory + "/owner", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        _ = "\(getpid())".utf8CString.withUnsafeBufferPointer { write(owner, $0.baseAddress, $0.count - 1) }
+        close(owner)
         self.playlistDirectory = self.directory + "/playlists"
         mkdir(self.playlistDirectory, 0o700)
         var configuration = DaemonConfiguration(socketPath: self.directory + "/socket")
@@ -81,7 +85,7 @@ final class Harness: Sendable {
         self.service = PlayerService(configuration: configuration, logger: quiet)
         self.service.startLibrary()
         self.server = ControlServer(inProcessOnly: self.service, logger: quiet)
-        atexit { Harness.removeDirectory() }
+        atexit { Harness.removeTree(Harness.shared.directory) }
         // The first scan of Fixtures/ ends before the first input, so that inputs find the same library.
         for _ in 0..<500 {
             let answer = String(decoding: self.exchange(Array("status\n".utf8)), as: UTF8.self)
@@ -127,9 +131,7 @@ final class Harness: Sendable {
     private func resetPlaylists() {
         if let listing = opendir(self.playlistDirectory) {
             while let entry = readdir(listing) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                    String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
-                }
+                let name = Self.name(of: entry)
                 if name != "." && name != ".." {
                     unlink(self.playlistDirectory + "/" + name)
                 }
@@ -251,15 +253,59 @@ final class Harness: Sendable {
         require(status.queueLength <= 512, "\(status.queueLength) songs queued, past the limit of 512")
     }
 
-    /// Removes the run's temporary directory (its library and playlists) when the fuzzer exits.
-    private static func removeDirectory() {
-        let directory = Harness.shared.directory
-        for name in ["library.db", "library.db-wal", "library.db-shm"] {
-            unlink(directory + "/" + name)
+    /// Where each run keeps its library and playlists: a directory of this prefix, with the run's pid in
+    /// its `owner` file.
+    static let directoryPrefix = "/tmp/playerd-fuzz-session-"
+
+    /// Removes the directories of runs that have ended: libFuzzer leaves with `_exit` after a crash or
+    /// at `-max_total_time`, so that the run's own removal at exit does not happen then.
+    private static func sweepLeftovers() {
+        guard let listing = opendir("/tmp") else { return }
+        defer { closedir(listing) }
+        let prefix = String(Self.directoryPrefix.dropFirst("/tmp/".count))
+        while let entry = readdir(listing) {
+            let name = Self.name(of: entry)
+            guard name.hasPrefix(prefix) else { continue }
+            let directory = "/tmp/" + name
+            let text = Self.contents(of: directory + "/owner") ?? ""
+            guard let owner = text.split(whereSeparator: \.isWhitespace).first.flatMap({ Int32($0) }),
+                kill(owner, 0) != 0, errno == ESRCH
+            else { continue }
+            Self.removeTree(directory)
         }
-        Harness.shared.resetPlaylists()
-        unlink(Harness.shared.playlistDirectory + "/pl.m3u")
-        rmdir(Harness.shared.playlistDirectory)
-        rmdir(directory)
+    }
+
+    /// A file's text, or nil when it cannot be read.
+    private static func contents(of path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let count = read(descriptor, &bytes, bytes.count)
+        return count > 0 ? String(decoding: bytes[0..<count], as: UTF8.self) : nil
+    }
+
+    /// A directory entry's name, read where it lies: `readdir`'s entry is only as long as its name, so
+    /// copying the whole `d_name` array would read past it.
+    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
+    }
+
+    /// Removes `path` and everything under it (a run's directory holds files and one directory of them).
+    static func removeTree(_ path: String) {
+        if let listing = opendir(path) {
+            while let entry = readdir(listing) {
+                let name = Self.name(of: entry)
+                guard name != "." && name != ".." else { continue }
+                if entry.pointee.d_type == DT_DIR {
+                    Self.removeTree(path + "/" + name)
+                } else {
+                    unlink(path + "/" + name)
+                }
+            }
+            closedir(listing)
+        }
+        rmdir(path)
     }
 }
