@@ -116,14 +116,8 @@ enum Commands {
     private static func request(_ request: PlayerRequest, _ service: PlayerService, _ call: CommandCall)
         async throws(Ack) -> CommandCall
     {
-        try await requests([request], service, call)
-    }
-
-    private static func requests(_ requests: [PlayerRequest], _ service: PlayerService, _ call: CommandCall)
-        async throws(Ack) -> CommandCall
-    {
         do {
-            try await service.engine.handle(requests)
+            try await service.engine.handle(request)
         } catch {
             throw Ack(error, command: call.name)
         }
