@@ -240,6 +240,38 @@ public struct CommandSpec: Sendable, Hashable {
         CommandSpec("searchadd", minimumArguments: 1, maximumArguments: nil, .add),
         CommandSpec("searchaddpl", minimumArguments: 2, maximumArguments: nil, .control),
         CommandSpec("count", minimumArguments: 1, maximumArguments: nil, .read),
+        // More of the queue.
+        CommandSpec("shuffle", minimumArguments: 0, maximumArguments: 1, .player),
+        CommandSpec("swap", arguments: 2, .player),
+        CommandSpec("swapid", arguments: 2, .player),
+        CommandSpec("prio", minimumArguments: 2, maximumArguments: nil, .player),
+        CommandSpec("prioid", minimumArguments: 2, maximumArguments: nil, .player),
+        CommandSpec("rangeid", arguments: 2, .add),
+        CommandSpec("addtagid", arguments: 3, .add),
+        CommandSpec("cleartagid", minimumArguments: 1, maximumArguments: 2, .add),
+        CommandSpec("playlist", arguments: 0, .read),
+        CommandSpec("playlistfind", minimumArguments: 1, maximumArguments: nil, .read),
+        CommandSpec("playlistsearch", minimumArguments: 1, maximumArguments: nil, .read),
+        // Stickers, client-to-client channels, partitions.
+        CommandSpec("sticker", minimumArguments: 3, maximumArguments: nil, .admin),
+        CommandSpec("subscribe", arguments: 1, .read),
+        CommandSpec("unsubscribe", arguments: 1, .read),
+        CommandSpec("channels", arguments: 0, .read),
+        CommandSpec("readmessages", arguments: 0, .read),
+        CommandSpec("sendmessage", arguments: 2, .control),
+        CommandSpec("partition", arguments: 1, .read),
+        CommandSpec("listpartitions", arguments: 0, .read),
+        CommandSpec("newpartition", arguments: 1, .admin),
+        CommandSpec("delpartition", arguments: 1, .admin),
+        CommandSpec("moveoutput", arguments: 1, .admin),
+        // A song's own data, storage and the server.
+        CommandSpec("getfingerprint", arguments: 1, .read),
+        CommandSpec("readcomments", arguments: 1, .read),
+        CommandSpec("listmounts", arguments: 0, .read),
+        CommandSpec("mount", arguments: 2, .admin),
+        CommandSpec("unmount", arguments: 1, .admin),
+        // `kill` takes any arguments, as `close` does.
+        CommandSpec("kill", minimumArguments: 0, maximumArguments: nil, .admin),
     ]
 }
 

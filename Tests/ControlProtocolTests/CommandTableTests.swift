@@ -107,7 +107,10 @@ struct CommandTableTests {
             notcommands urlhandlers decoders ping close password idle noidle replay_gain_status replay_gain_mode crossfade \
             mixrampdb mixrampdelay listplaylists lsinfo list find search update rescan listall listallinfo \
             listfiles findadd searchadd searchaddpl count listplaylist listplaylistinfo load save playlistadd \
-            playlistdelete playlistmove playlistclear rm rename albumart readpicture binarylimit
+            playlistdelete playlistmove playlistclear rm rename albumart readpicture binarylimit shuffle swap \
+            swapid prio prioid rangeid addtagid cleartagid playlist playlistfind playlistsearch sticker subscribe \
+            unsubscribe channels readmessages sendmessage partition listpartitions newpartition delpartition \
+            moveoutput getfingerprint readcomments listmounts mount unmount kill
             """.split(separator: " ").map(String.init)
         #expect(Set(CommandSpec.mpdStandard.map(\.name)) == Set(names))
         #expect(CommandSpec.mpdStandard.count == names.count)
@@ -117,6 +120,8 @@ struct CommandTableTests {
             ("enableoutput", 1, 1, .admin), ("outputset", 3, 3, .admin), ("close", 0, nil, []), ("password", 1, 1, []),
             ("idle", 0, nil, .read), ("find", 1, nil, .read), ("lsinfo", 0, 1, .read), ("volume", 1, 1, .player),
             ("update", 0, 1, .control), ("save", 1, 2, .control), ("replay_gain_mode", 1, 1, .player),
+            ("sticker", 3, nil, .admin), ("kill", 0, nil, .admin), ("rangeid", 2, 2, .add), ("prio", 2, nil, .player),
+            ("sendmessage", 2, 2, .control), ("partition", 1, 1, .read), ("cleartagid", 1, 2, .add),
         ]
         for (name, minimum, maximum, permission) in expected {
             let spec = CommandSpec.standard(name)
@@ -124,11 +129,12 @@ struct CommandTableTests {
             #expect(spec?.maximumArguments == maximum, "\(name)")
             #expect(spec?.permission == permission, "\(name)")
         }
-        #expect(CommandSpec.standard("kill") == nil)
+        #expect(CommandSpec.standard("listneighbors") == nil)
         // MPD 0.23's `player`: playback and the queue, apart from `control` (stored playlists, updates).
         let player = """
             play playid pause stop next previous seek seekid seekcur setvol volume delete deleteid move moveid \
-            clear repeat random single consume crossfade mixrampdb mixrampdelay replay_gain_mode
+            clear repeat random single consume crossfade mixrampdb mixrampdelay replay_gain_mode shuffle swap swapid \
+            prio prioid
             """.split(separator: " ").map(String.init)
         #expect(Set(CommandSpec.mpdStandard.filter { $0.permission == .player }.map(\.name)) == Set(player))
     }
