@@ -102,6 +102,7 @@ enum Commands {
         add("noidle", .session)
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
+        registerQueueCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))
@@ -482,7 +483,7 @@ enum Commands {
 
     /// Writes song blocks off the cooperative pool: a file not seen before is opened for its tags, about
     /// a millisecond each, which the `playlistinfo` of a long queue must not spend there.
-    private static func writeSongs(
+    static func writeSongs(
         _ entries: [(position: Int, entry: QueueEntry)],
         _ service: PlayerService,
         _ call: CommandCall
