@@ -242,6 +242,25 @@ struct QueuePriorityTests {
         #expect(queue.entries[0].priority == 0)
     }
 
+    @Test func aSongThatStartsLosesItsPriorityAsInMPD() throws {
+        var queue = makeQueue(3)
+        try queue.setPriority(4, positions: 1..<3)
+        let version = queue.version
+        queue.songStarted(id: queue.entries[1].id)
+        #expect(queue.entries.map(\.priority) == [0, 0, 4])
+        #expect(queue.version == version + 1)
+        // Without a priority, no change.
+        queue.songStarted(id: queue.entries[1].id)
+        queue.songStarted(id: 99)
+        #expect(queue.version == version + 1)
+
+        // The player resets it when it starts the song.
+        var context = PlayerContext(queue: queue)
+        _ = try context.handle(.playPosition(2), now: 0)
+        #expect(context.queue.entries.map(\.priority) == [0, 0, 0])
+        #expect(context.queue.version == version + 2)
+    }
+
     @Test func aNewPriorityIsTheSameSongToThePlayer() {
         let entry = QueueEntry(id: 3, path: "a")
         #expect(QueueEntry.sameSong(entry, QueueEntry(id: 3, path: "a", priority: 9)))
