@@ -80,12 +80,12 @@ enum Commands {
                 }
             })
         add("urlhandlers", .immediate { _, call throws(Ack) in call.response.field("handler", "file://") })
+        // playerd's one decoder, as mpd 0.23 lists its mpg123 plugin (suffixes, no MIME types).
         add(
             "decoders",
             .immediate { _, call throws(Ack) in
                 call.response.field("plugin", "mpg123")
                 call.response.field("suffix", "mp3")
-                call.response.field("mime_type", "audio/mpeg")
             })
         add("ping", .immediate { _, _ throws(Ack) in })
         add(
