@@ -440,9 +440,13 @@ enum Commands {
     private static func addID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let position = call.optionalArgument(1)
         try checkInsertPosition(position, service)
-        let paths = try await service.resolve(call.argument(0), for: call.session, command: call.name)
-        guard paths.count == 1 else {
-            throw Ack(.argument, "addid takes one song, not a directory or playlist", command: call.name)
+        let uri = call.argument(0)
+        let paths = try await service.resolve(uri, for: call.session, command: call.name)
+        // One song, named as itself: a directory or a playlist (even of one song) is no song to mpd.
+        let file = uri.hasPrefix("file://") ? String(uri.dropFirst("file://".count)) : uri
+        let path = file.hasPrefix("/") ? file : (service.configuration.musicDirectory ?? "") + "/" + file
+        guard paths.count == 1, paths[0] == path else {
+            throw Ack(.noExist, "No such song", command: call.name)
         }
         let ids = try await insert(paths, at: position, service, call)
         var call = call
@@ -511,10 +515,8 @@ enum Commands {
         let range = try call.optionalArgument(0).map { text throws(Ack) in try Argument.range(text) } ?? .all
         let name = call.name
         let entries = try await read(service, call) { queue throws(Ack) in
+            // As mpd: a range may start at the end of the queue (and list nothing), not past it.
             guard let positions = range.clipped(to: queue.count) else {
-                throw Ack(.argument, "Bad song index", command: name)
-            }
-            if range.end == nil && range != .all && positions.isEmpty {
                 throw Ack(.argument, "Bad song index", command: name)
             }
             return positions.map { ($0, queue.entries[$0]) }

@@ -36,7 +36,9 @@ struct QueueCommandsAgainstMPDTests {
         "cleartagid 99", "cleartagid {id 0} bogus", "addtagid {id 0} artist",
         // Insert positions and schemes, with no current song.
         "addid song1.mp3 +0", "addid song1.mp3 -0", "add song1.mp3 +0", "add song1.mp3 9", "addid song1.mp3 9",
-        "add bogus://x", "addid bogus://x", "add Bogus+1.x://y", "findadd artist \"Artist 0\" position +0",
+        "add bogus://x", "addid bogus://x", "add Bogus+1.x://y", "addid sub", "addid sub/", "playlistinfo 4:",
+        "playlistinfo 5:", "playlistinfo 4",
+        "playlistinfo 5", "findadd artist \"Artist 0\" position +0",
         "findadd artist \"Artist 0\" position 99", "findadd artist \"Artist 0\" position",
         // Error texts of the other queue and playback commands.
         "delete 9", "deleteid 99", "move 0 9", "moveid 99 0", "play 9", "playid 99", "seek 9 1", "seekid 99 1",
@@ -159,7 +161,7 @@ struct QueueCommandsAgainstMPDTests {
     // MARK: - Support
 
     /// Tagged songs (Title N, Artist N % 2, Album, Track N) of 20 s, so that nothing ends while a test
-    /// runs, and both daemons on them.
+    /// runs, a copy of the first in `sub/`, and both daemons on them.
     private static func start() throws -> (String, DaemonPair) {
         let music = try Paths.makeTemporaryDirectory()
         do {
@@ -175,6 +177,9 @@ struct QueueCommandsAgainstMPDTests {
                 let result = try encoder.finish(within: .seconds(60))
                 guard result.status == 0 else { throw HarnessError("making the test songs: \(result)") }
             }
+            // A directory, which `addid` refuses as no song.
+            try FileManager.default.createDirectory(atPath: music + "/sub", withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: music + "/song1.mp3", toPath: music + "/sub/other.mp3")
             return (music, try DaemonPair(music: music))
         } catch {
             try? FileManager.default.removeItem(atPath: music)
