@@ -271,3 +271,28 @@ struct QueueCommandsAgainstMPDTests {
         return (try read(watchers.mpd), try read(watchers.playerd))
     }
 }
+
+@Suite("Queue priorities across a restart")
+struct QueuePriorityStateTests {
+    @Test("priorities are saved in the state file and come back, as mpd keeps them")
+    func prioritiesSurviveARestart() throws {
+        let directory = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = RunningPlayerd.Options()
+        options.stateFile = directory + "/state"
+        let songs = ["one-second.mp3", "stereo-44k-cbr.mp3", "mono-48k-vbr.mp3"].map { Paths.fixtures + "/" + $0 }
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            for song in songs {
+                #expect(try client.command("add \"\(song)\"").last == "OK")
+            }
+            #expect(try client.command("prio 200 1").last == "OK")
+            #expect(try client.command("prio 7 2").last == "OK")
+        }
+        try withPlayerd(options) { daemon in
+            let client = try daemon.connect()
+            let priorities = try client.command("playlistinfo").filter { $0.hasPrefix("Pos:") || $0.hasPrefix("Prio:") }
+            #expect(priorities == ["Pos: 0", "Pos: 1", "Prio: 200", "Pos: 2", "Prio: 7"])
+        }
+    }
+}
