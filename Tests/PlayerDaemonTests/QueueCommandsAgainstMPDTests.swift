@@ -143,6 +143,33 @@ struct QueueCommandsAgainstMPDTests {
         }
     }
 
+    @Test("plchangesposid after swap, shuffle and prio lists the positions mpd lists, and the version moves as mpd's")
+    func changes() throws {
+        let (music, pair) = try Self.start()
+        defer { try? FileManager.default.removeItem(atPath: music) }
+        try pair.reset()
+        _ = try Self.exchange("play 1", pair)
+        let requests = [
+            "swap 0 2", "swap 3 3", "swapid {id 1} {id 3}", "shuffle 1:3", "prio 4 1:3", "prio 4 1", "prio 0 4:",
+            "prioid 2 {id 0}", "shuffle 3:", "shuffle", "stop", "shuffle 0:2",
+        ]
+        for request in requests {
+            var versions: [Int] = []
+            var changed: [[String]] = []
+            for client in [pair.mpdClient, pair.playerdClient] {
+                let before = try #require(Int(try client.fields("status")["playlist"] ?? ""))
+                let answer = try client.command(try Self.resolvingIDs(request, client))
+                #expect(answer.last == "OK", "\(request): \(answer)")
+                let after = try #require(Int(try client.fields("status")["playlist"] ?? ""))
+                versions.append(after - before)
+                changed.append(try client.command("plchangesposid \(before)").filter { $0.hasPrefix("cpos:") })
+            }
+            #expect(versions[0] == versions[1], "\(request): the version moved by \(versions) (mpd, playerd)")
+            // A shuffle's new order is random: the positions it touched are what must agree.
+            #expect(changed[0] == changed[1], "\(request): mpd \(changed[0]), playerd \(changed[1])")
+        }
+    }
+
     @Test("decoders lists playerd's one decoder as mpd lists its mpg123 plugin")
     func decoders() throws {
         let (music, pair) = try Self.start()
