@@ -28,6 +28,8 @@ public final class PlayerService: Sendable {
     let storedPlaylists: StoredPlaylists?
     /// The sound card's mixer, with `--mixer hardware`.
     let cardMixer: CardMixer?
+    /// The sticker database, when one is configured and could be opened.
+    let stickers: StickerDatabase?
 
     /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
     /// library when one is configured (a library that cannot be opened is logged, and playerd runs
@@ -72,6 +74,7 @@ public final class PlayerService: Sendable {
                     tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
             }
         }
+        self.stickers = Commands.openStickers(configuration, logger: logger)
         self.storedPlaylists = configuration.playlistDirectory.map {
             StoredPlaylists(
                 directory: $0, musicDirectory: configuration.musicDirectory,
