@@ -114,6 +114,7 @@ enum Playerd {
             // User data, not a cache: beside the state file (as stored playlists), not the library.
             configuration.stickerFile = configuration.stateFile.map(Self.stickerFile(besideStateFile:))
         }
+        configuration.recordsPlayStatistics = !options.flag("no-play-statistics")
         if let text = options["max-clients"] {
             guard let limit = Int(text), limit > 0 else {
                 throw UsageError("invalid --max-clients \"\(text)\": expected a whole number of at least 1")

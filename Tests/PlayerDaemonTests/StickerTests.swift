@@ -207,6 +207,7 @@ struct StickerTests {
         try garbage.write(to: URL(fileURLWithPath: path))
         var options = RunningPlayerd.Options()
         options.library = true
+        options.playStatistics = true
         options.extraArguments = ["--sticker-file", path]
         let playerd = try RunningPlayerd(options, readiness: .seconds(20))
         let client = try playerd.connect()
@@ -272,6 +273,121 @@ struct StickerTests {
             try client.command("lsinfo dir/b.mp3").last == "OK"
         }
         #expect(try client.command("sticker get song dir/b.mp3 rating") == ["sticker: rating=8", "OK"])
+        _ = try playerd.stop()
+    }
+
+    /// The `key=value` stickers of a song, as `sticker list` gives them.
+    private static func stickers(_ client: LineClient, _ uri: String) throws -> [String: String] {
+        let answer = try client.command("sticker list song \(uri)")
+        #expect(answer.last == "OK", "\(answer)")
+        var stickers: [String: String] = [:]
+        for line in answer.dropLast() where line.hasPrefix("sticker: ") {
+            let pair = line.dropFirst("sticker: ".count)
+            guard let equals = pair.firstIndex(of: "=") else { continue }
+            stickers[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        }
+        return stickers
+    }
+
+    private static func waitUntilStopped(_ client: LineClient) throws {
+        try expectEventually("the player stops", within: .seconds(15)) {
+            try client.fields("status")["state"] == "stop"
+        }
+    }
+
+    @Test("play statistics: played past half, skipped before it, as myMPD's stickers, with idle sticker")
+    func playStatistics() throws {
+        var options = RunningPlayerd.Options()
+        options.library = true
+        options.playStatistics = true
+        let playerd = try RunningPlayerd(options, readiness: .seconds(20))
+        let client = try playerd.connect()
+        try updateDatabase(client)
+        let idler = try playerd.connect()
+        try idler.send(line: "idle sticker")
+        let start = Int(time(nil))
+        // Two songs played to their ends (1 s and 1.3 s): each counts as played.
+        for request in ["add one-second.mp3", "add gapless-a.mp3", "play"] {
+            #expect(try client.command(request) == ["OK"])
+        }
+        try Self.waitUntilStopped(client)
+        #expect(try idler.readAnswer(timeout: .seconds(5)) == ["changed: sticker", "OK"])
+        for song in ["one-second.mp3", "gapless-a.mp3"] {
+            let stickers = try Self.stickers(client, song)
+            #expect(stickers["playCount"] == "1", "\(song): \(stickers)")
+            let lastPlayed = try #require(stickers["lastPlayed"].flatMap { Int($0) })
+            #expect(lastPlayed >= start && lastPlayed <= Int(time(nil)))
+            #expect(stickers["skipCount"] == nil && stickers["lastSkipped"] == nil, "\(song): \(stickers)")
+        }
+        // A 3 s song left after a fraction of a second is skipped; the next one, played out, counts.
+        for request in ["clear", "add vbr-no-xing.mp3", "add one-second.mp3", "play"] {
+            #expect(try client.command(request) == ["OK"])
+        }
+        try expectEventually("vbr-no-xing.mp3 plays") {
+            try (client.fields("status")["elapsed"].flatMap { Double($0) } ?? 0) >= 0.3
+        }
+        let skippedAt = Int(time(nil))
+        #expect(try client.command("next") == ["OK"])
+        try Self.waitUntilStopped(client)
+        var stickers = try Self.stickers(client, "vbr-no-xing.mp3")
+        #expect(stickers["skipCount"] == "1", "\(stickers)")
+        #expect(stickers["playCount"] == nil, "\(stickers)")
+        let lastSkipped = try #require(stickers["lastSkipped"].flatMap { Int($0) })
+        #expect(lastSkipped >= skippedAt && lastSkipped <= Int(time(nil)))
+        #expect(try Self.stickers(client, "one-second.mp3")["playCount"] == "2")
+        // Past half before `next`: played, not skipped.
+        for request in ["clear", "add vbr-no-xing.mp3", "add one-second.mp3", "play"] {
+            #expect(try client.command(request) == ["OK"])
+        }
+        try expectEventually("vbr-no-xing.mp3 is past its middle") {
+            try (client.fields("status")["elapsed"].flatMap { Double($0) } ?? 0) >= 1.8
+        }
+        #expect(try client.command("next") == ["OK"])
+        try Self.waitUntilStopped(client)
+        stickers = try Self.stickers(client, "vbr-no-xing.mp3")
+        #expect(stickers["playCount"] == "1" && stickers["skipCount"] == "1", "\(stickers)")
+        #expect(try Self.stickers(client, "one-second.mp3")["playCount"] == "3")
+        // Stopping a song is no skip: playing another one after it leaves it as it was.
+        for request in ["clear", "add vbr-no-xing.mp3", "add gapless-b.mp3", "play"] {
+            #expect(try client.command(request) == ["OK"])
+        }
+        try expectEventually("vbr-no-xing.mp3 plays") {
+            try (client.fields("status")["elapsed"].flatMap { Double($0) } ?? 0) >= 0.3
+        }
+        #expect(try client.command("stop") == ["OK"])
+        #expect(try client.command("play 1") == ["OK"])
+        try Self.waitUntilStopped(client)
+        stickers = try Self.stickers(client, "vbr-no-xing.mp3")
+        #expect(stickers["playCount"] == "1" && stickers["skipCount"] == "1", "\(stickers)")
+        #expect(try Self.stickers(client, "gapless-b.mp3")["playCount"] == "1")
+        // Playing another song while one plays skips it.
+        for request in ["clear", "add vbr-no-xing.mp3", "add gapless-b.mp3", "play"] {
+            #expect(try client.command(request) == ["OK"])
+        }
+        try expectEventually("vbr-no-xing.mp3 plays") {
+            try (client.fields("status")["elapsed"].flatMap { Double($0) } ?? 0) >= 0.3
+        }
+        #expect(try client.command("play 1") == ["OK"])
+        try Self.waitUntilStopped(client)
+        stickers = try Self.stickers(client, "vbr-no-xing.mp3")
+        #expect(stickers["playCount"] == "1" && stickers["skipCount"] == "2", "\(stickers)")
+        #expect(try Self.stickers(client, "gapless-b.mp3")["playCount"] == "2")
+        _ = try playerd.stop()
+    }
+
+    @Test("--no-play-statistics records nothing")
+    func noPlayStatistics() throws {
+        var options = RunningPlayerd.Options()
+        options.library = true
+        let playerd = try RunningPlayerd(options, readiness: .seconds(20))
+        let client = try playerd.connect()
+        try updateDatabase(client)
+        for request in ["add one-second.mp3", "play"] {
+            #expect(try client.command(request) == ["OK"])
+        }
+        try Self.waitUntilStopped(client)
+        usleep(300_000)
+        #expect(try Self.stickers(client, "one-second.mp3").isEmpty)
         _ = try playerd.stop()
     }
 }
