@@ -90,12 +90,14 @@ struct StickerTests {
             "sticker find song \"\" n",
         ]
         var compared = 0
+        var wakeUps = 0
         var differences: [String] = []
         for request in requests {
             let answers = try zip([pair.mpdClient, pair.playerdClient], idlers).map { client, idler in
                 try Self.exchange(request, client, idler: idler)
             }
             compared += 1
+            wakeUps += answers[0].contains("idle: changed: sticker") ? 1 : 0
             if answers[0] != answers[1] {
                 differences.append("\(request)\n  mpd:     \(answers[0])\n  playerd: \(answers[1])")
             }
@@ -119,9 +121,32 @@ struct StickerTests {
             #expect(try client.command("commands").contains("command: sticker"))
         }
         #expect(compared == requests.count + 1)
+        // mpd woke its idle client for each set of a named sticker (13) and each delete that deleted (2).
+        #expect(wakeUps == 15)
         #expect(
             differences.isEmpty, "\(differences.count) of \(compared) differ:\n\(differences.joined(separator: "\n"))")
         if !differences.isEmpty { Issue.record("\(pair.logTails)") }
+    }
+
+    @Test(
+        "python-mpd2's sticker calls: what it makes of mpd's answers, it makes of playerd's",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: Paths.python), "needs /usr/bin/python3"))
+    func pythonMPD2() throws {
+        let music = try StickerMusic.make()
+        defer { try? FileManager.default.removeItem(atPath: music) }
+        let pair = try DaemonPair(music: music)
+        let script = Paths.testsDirectory + "/python/mpd2_stickers.py"
+        let results = try [pair.mpd.socketPath, pair.playerd.socketPath].map { socket in
+            try runProgram(Paths.python, [script, socket], within: .seconds(60))
+        }
+        for result in results {
+            #expect(result.status == 0, "\(result)")
+        }
+        let lines = results.map { $0.stdout.split(separator: "\n").map(String.init) }
+        #expect(lines[0].count == 18, "\(results[0])")
+        #expect(lines[1] == lines[0], "mpd:\n\(results[0].stdout)playerd:\n\(results[1].stdout)")
+        #expect(lines[1].contains("sticker_get ('song', 'a.mp3', 'rating') -> '5'"), "\(results[1].stdout)")
+        #expect(lines[1].contains("sticker_list ('song', 'dir/b.mp3') -> {'note': 'x=y z', 'rating': '3'}"))
     }
 
     @Test("MPD 0.24's inc, dec, find ... sort and window, beyond 0.23")
