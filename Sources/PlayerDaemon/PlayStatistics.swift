@@ -138,6 +138,7 @@ final class PlayStatistics: Sendable {
         while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
         self.musicDirectory = directory
         self.logger = logger
+        self.pending.withLock { $0.samples.reserveCapacity(Self.maximumPending) }
     }
 
     /// Starts following the engine.
@@ -184,7 +185,9 @@ final class PlayStatistics: Sendable {
                 woken = true
             }
             let (samples, stopped) = self.pending.withLock { pending in
-                defer { pending.samples.removeAll() }
+                // The room stays (made here, off the audio thread), so that handing a sample over
+                // never allocates there.
+                defer { pending.samples.removeAll(keepingCapacity: true) }
                 return (pending.samples, pending.stopped)
             }
             var events: [PlayEvent] = []
