@@ -67,8 +67,10 @@ enum Commands {
         add("config", .immediate(config))
         add(
             "commands",
-            .immediate { _, call throws(Ack) in
-                for name in Commands.table.names(permittedTo: call.session.permission) {
+            .immediate { service, call throws(Ack) in
+                // Without a sticker database `sticker` is not offered, as in MPD.
+                for name in Commands.table.names(permittedTo: call.session.permission)
+                where name != "sticker" || service.stickers != nil {
                     call.response.field("command", name)
                 }
             })
@@ -103,6 +105,7 @@ enum Commands {
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
         registerQueueCommands(in: &table)
+        registerStickerCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))
