@@ -206,6 +206,7 @@ public final class PlayerService: Sendable {
         command: String,
         cancellation: WalkCancellation
     ) throws(Ack) -> [String] {
+        try Self.checkScheme(uri, command: command)
         var path = uri
         if path.hasPrefix("file://") {
             path.removeFirst("file://".count)
@@ -249,6 +250,15 @@ public final class PlayerService: Sendable {
             throw Ack(code, error.description, command: command)
         }
         return result.paths
+    }
+
+    /// MPD's refusal of a URI whose scheme it has no input plugin for (`bogus://x`): playerd reads
+    /// local files only, so every scheme but `file://` is refused (`urlhandlers` lists just that one).
+    static func checkScheme(_ uri: String, command: String) throws(Ack) {
+        guard !uri.hasPrefix("/"), let separator = uri.range(of: "://") else { return }
+        let scheme = uri[..<separator.lowerBound]
+        guard !scheme.isEmpty, !scheme.contains("/"), scheme != "file" else { return }
+        throw Ack(.argument, "Unsupported URI scheme", command: command)
     }
 
     /// Whether a file's suffix is one playerd plays (MP3) or expands (M3U playlists).
@@ -313,6 +323,7 @@ public final class PlayerService: Sendable {
         let info = self.songs.info(for: entry.path)
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
-            id: entry.id, tagTypes: tagTypes, lastModified: info.lastModified, format: info.format, to: &response)
+            id: entry.id, priority: entry.priority, tagTypes: tagTypes, lastModified: info.lastModified,
+            format: info.format, to: &response)
     }
 }

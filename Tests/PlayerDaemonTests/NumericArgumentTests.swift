@@ -55,6 +55,20 @@ struct NumericArgumentTests {
         ("move 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("moveid X 0", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
         ("moveid ID X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swap X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swap 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swapid X ID", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("swapid ID X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("prio X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prio 0 X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("prio 0 X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prioid X ID", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prioid 0 X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("addtagid X artist x", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0, its local song
+        ("cleartagid X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0, its local song
         ("playlistinfo X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("playlistinfo X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("playlistinfo 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
@@ -100,7 +114,7 @@ struct NumericArgumentTests {
         "getvol", "clear", "outputs", "tagtypes", "config", "commands", "notcommands", "urlhandlers", "decoders",
         "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
-        "listfiles", "clearerror", "playnow",
+        "listfiles", "clearerror", "playnow", "playlist", "playlistfind", "playlistsearch",
     ]
 
     @Test("the places cover every command that takes a number, each with an answer for every value")
