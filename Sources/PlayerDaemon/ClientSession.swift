@@ -666,7 +666,13 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         for subsystem in IdleSubsystem.allCases where relevant.contains(subsystem) {
             self.write("changed: \(subsystem.rawValue)\n")
         }
-        self.unseen.subtract(relevant)
+        // An idle that answers forgets every change, those it was not asked for too, as MPD's
+        // Client::IdleNotify does; `noidle` (answered with nothing) forgets none.
+        if force {
+            self.unseen.subtract(relevant)
+        } else {
+            self.unseen.removeAll()
+        }
         self.idling = nil
         self.answer.ok()
         self.pump()
