@@ -108,6 +108,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.service.hub.register(ObjectIdentifier(self), on: eventLoop) { changes in
             session.value.noteChanges(changes)
         }
+        self.settings.channelClient = self.service.channels.join {
+            eventLoop.execute { session.value.noteChanges([.message]) }
+        }
         self.send(ResponseWriter.greeting, context: context)
     }
 
@@ -119,6 +122,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.silenceCheck?.cancel()
         self.silenceCheck = nil
         self.service.hub.unregister(ObjectIdentifier(self))
+        if let channelClient = self.settings.channelClient {
+            self.service.channels.leave(channelClient)
+        }
         self.closing = true
         self.pending.removeAll()
         self.running?.cancel()
