@@ -347,7 +347,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
         switch command.handler {
         case .session:
-            if isList {
+            // MPD runs `kill` in a list too (and answers nothing of the list).
+            if isList && request.name != "kill" {
                 self.fail(
                     Ack(
                         .argument, "\(request.name) is not allowed in a command list", command: request.name,
@@ -640,6 +641,14 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         case "noidle":
             // Not idling: MPD ignores it and answers nothing.
             break
+        case "kill":
+            // MPD closes the connection at once, without answering what is unsent (the list's answers,
+            // earlier lines of the same read), and stops.
+            self.logger.info("stopping: a client sent kill")
+            self.answer.removeAll()
+            self.closing = true
+            self.context?.close(promise: nil)
+            DaemonStop.request()
         default:
             do {
                 self.idling = try Argument.idleSubsystems(request.arguments)

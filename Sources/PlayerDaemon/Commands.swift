@@ -100,9 +100,11 @@ enum Commands {
         add("close", .session)
         add("idle", .session)
         add("noidle", .session)
+        add("kill", .session)
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
         registerChannelCommands(in: &table)
+        registerStorageCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))

@@ -97,8 +97,9 @@ struct NumericArgumentTests {
         "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
         "listfiles", "clearerror", "playnow",
-        // Channels.
+        // Channels; mounts and kill.
         "subscribe", "unsubscribe", "channels", "sendmessage", "readmessages",
+        "listmounts", "mount", "unmount", "kill",
     ]
 
     @Test("the places cover every command that takes a number, each with an answer for every value")
