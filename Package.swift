@@ -56,6 +56,12 @@ let package = Package(
             pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]
         ),
+        // libchromaprint: `getfingerprint`'s audio fingerprints, as MPD computes them.
+        .systemLibrary(
+            name: "CChromaprint",
+            pkgConfig: "libchromaprint",
+            providers: [.apt(["libchromaprint-dev"])]
+        ),
         // The tag vocabulary (MPD's names) and a song's tags: plain values shared by Audio, which reads
         // them, ControlProtocol, whose filters name them, and the library, which stores them.
         .target(
@@ -103,6 +109,7 @@ let package = Package(
                 "ControlProtocol",
                 "MusicTags",
                 "Library",
+                "CChromaprint",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -94,6 +94,13 @@ public final class SongReader {
         }
     }
 
+    /// The file's own name-value comments as MPD's `readcomments` finds them in an MP3 (its ID3v2
+    /// `TXXX` frames): each description and first value, untrimmed, in file order.
+    /// - Throws: what `read(path:)` throws: the file must be an MP3 libmpg123 can read.
+    public func comments(path: String) throws(DecoderError) -> [(name: String, value: String)] {
+        try self.withOpenFile(path) { _, descriptor, _, _ in ID3Tags.userTexts(inFile: descriptor) }
+    }
+
     /// The embedded front-cover (or first) APIC picture, or nil when the file has none.
     /// - Throws: what `read(path:)` throws.
     public func picture(path: String) throws(DecoderError) -> EmbeddedPicture? {

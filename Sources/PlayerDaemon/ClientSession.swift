@@ -574,7 +574,10 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     /// An ACK from a handler, naming its command (argument parsers do not know it) at its list index.
     private static func named(_ ack: Ack, _ request: Request, _ index: Int) -> Ack {
-        ack.command.isEmpty ? ack.attributed(to: request.name, listIndex: index) : ack.at(listIndex: index)
+        if ack.isUnnamed {
+            return Ack(ack.code, ack.message)
+        }
+        return ack.command.isEmpty ? ack.attributed(to: request.name, listIndex: index) : ack.at(listIndex: index)
     }
 
     private func fail(_ ack: Ack, endsConnection: Bool = false) {

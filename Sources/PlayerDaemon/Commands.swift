@@ -105,6 +105,7 @@ enum Commands {
         registerStoredPlaylistCommands(in: &table)
         registerChannelCommands(in: &table)
         registerStorageCommands(in: &table)
+        registerSongDataCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))
