@@ -173,6 +173,28 @@ comments = tag(4, [
     txxx("MOOD", "  second mood "),
 ])
 open("comments-id3v24.mp3", "wb").write(comments + audio)
+
+# comments-ape.mp3, comments-ape-title.mp3: an ID3v2.4 tag (TXXX MOOD) at the start and an APEv2 tag
+# (header, items, footer) at the end. MPD lists the APE text items (each value), and the TXXX frames
+# only when no APE item is a tag it knows: the first file's items are no tags, the second's has Title.
+def ape(items):                  # [(key, value bytes, item flags)]
+    body = b"".join(struct.pack("<II", len(value), flags) + key.encode("ascii") + b"\x00" + value
+                    for key, value, flags in items)
+    def part(flags):
+        return b"APETAGEX" + struct.pack("<IIII", 2000, len(body) + 32, len(items), flags) + b"\x00" * 8
+    return part(0xA0000000) + body + part(0x80000000)
+mood = tag(4, [frame24("TIT2", utf8("APE")), txxx("MOOD", "from ID3")])
+open("comments-ape.mp3", "wb").write(mood + audio + ape([
+    ("REPLAYGAIN_TRACK_GAIN", b"-3.20 dB", 0),
+    ("MP3GAIN_MINMAX", b"112,167", 0),
+    ("Multi", b"first\x00second", 0),
+    ("Empty", b"", 0),
+    ("Cover", b"\x00\x01binary", 1 << 1),
+]))
+open("comments-ape-title.mp3", "wb").write(mood + audio + ape([
+    ("Title", b"Title from APE", 0),
+    ("Mood", b"from APE", 0),
+]))
 PY
 
 # 6. Files without a Xing/Info header: libmpg123 can only estimate their length

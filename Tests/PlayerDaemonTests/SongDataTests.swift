@@ -17,7 +17,8 @@ struct SongDataTests {
     static func makeMusic() throws -> String {
         let music = try Paths.makeTemporaryDirectory()
         for name in [
-            "comments-id3v24.mp3", "tagged-id3v24.mp3", "tagged-id3v23.mp3", "tagged-id3v1.mp3", "one-second.mp3",
+            "comments-id3v24.mp3", "comments-ape.mp3", "comments-ape-title.mp3", "tagged-id3v24.mp3",
+            "tagged-id3v23.mp3", "tagged-id3v1.mp3", "one-second.mp3",
             "stereo-44k-cbr.mp3", "mono-48k-vbr.mp3", "gapless-whole.mp3", "truncated.mp3",
         ] {
             try FileManager.default.copyItem(atPath: Paths.fixture(name), toPath: music + "/" + name)
@@ -63,6 +64,8 @@ struct SongDataTests {
         [
             // readcomments: TXXX frames as MPD lists them, none for other tags, and MPD's refusals.
             "readcomments comments-id3v24.mp3",
+            "readcomments comments-ape.mp3",
+            "readcomments comments-ape-title.mp3",
             "readcomments tagged-id3v24.mp3",
             "readcomments tagged-id3v1.mp3",
             "readcomments one-second.mp3",
