@@ -134,6 +134,11 @@ extension Commands {
             let failed = Ack(.noExist, "Failed to load file", command: name)
             let base = path.split(separator: "/").last.map(String.init) ?? path
             guard suffix(base) != nil else { throw failed }
+            // Only a regular file is opened: a FIFO named `x.mp3` would block the thread in open.
+            var info = stat()
+            if stat(PathEscaping.systemPath(path), &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+                throw failed
+            }
             let comments: [(name: String, value: String)]
             do throws(DecoderError) {
                 comments = try SongReader().comments(path: path)
@@ -182,14 +187,14 @@ extension Commands {
             case .relative(let relative): uri = relative
             }
             guard let suffix = suffix(uri) else { throw failed }
-            // The file is opened before its suffix picks a decoder: a missing file says so whatever it is.
-            let descriptor = open(PathEscaping.systemPath(path), O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
+            // The file is looked at before its suffix picks a decoder: a missing file says so whatever it
+            // is. Only a regular file is opened (a FIFO named `x.mp3` would block the thread in open).
+            var info = stat()
+            guard stat(PathEscaping.systemPath(path), &info) == 0 else {
                 let reason = String(cString: strerror(errno))
                 throw Ack.unnamed(.system, "Failed to open '\(shown)': \(reason)")
             }
-            close(descriptor)
-            guard suffix.lowercased() == "mp3" else { throw failed }
+            guard suffix.lowercased() == "mp3", info.st_mode & S_IFMT == S_IFREG else { throw failed }
             do throws(Fingerprint.Failure) {
                 let fingerprint = try Fingerprint.compute(path: path) { cancellation.isCancelled }
                 var call = call

@@ -146,6 +146,19 @@ struct SongDataTests {
             #expect(
                 try client.command("getfingerprint ../Fixtures/one-second.mp3")
                     == ["ACK [50@0] {getfingerprint} No such song"])
+            // A FIFO named like a song is not opened (open would wait for a writer), nor a directory.
+            let directory = try Paths.makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            #expect(mkfifo(directory + "/pipe.mp3", 0o644) == 0)
+            try FileManager.default.createDirectory(
+                atPath: directory + "/folder.mp3", withIntermediateDirectories: false)
+            for name in ["pipe.mp3", "folder.mp3"] {
+                #expect(
+                    try client.command("getfingerprint \"\(directory)/\(name)\"") == ["ACK [5@0] {} Decoding failed"])
+                #expect(
+                    try client.command("readcomments \"\(directory)/\(name)\"")
+                        == ["ACK [50@0] {readcomments} Failed to load file"])
+            }
             // Damage after the start: the audio before it is fingerprinted.
             #expect(try client.command("getfingerprint garbage-middle.mp3").first?.hasPrefix("chromaprint: ") == true)
             #expect(try client.command("ping") == ["OK"])
