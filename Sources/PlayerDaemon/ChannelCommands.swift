@@ -46,7 +46,7 @@ extension Commands {
     }
 
     private static func listChannels(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
-        for channel in service.channels.channels() {
+        for channel in service.channels.channels(seenBy: try channelClient(call)) {
             call.response.field("channel", channel)
         }
     }
@@ -56,7 +56,7 @@ extension Commands {
         guard ChannelRegistry.isValidName(channel) else {
             throw Ack(.argument, "invalid channel name", command: call.name)
         }
-        guard service.channels.send(call.argument(1), to: channel) else {
+        guard service.channels.send(call.argument(1), to: channel, from: try channelClient(call)) else {
             throw Ack(.noExist, "nobody is subscribed to this channel", command: call.name)
         }
     }

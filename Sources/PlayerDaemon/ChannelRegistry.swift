@@ -10,6 +10,10 @@ import Synchronization
 /// told of messages (idle `message`) when the first one lands in its empty queue. A client that goes
 /// leaves with its subscriptions and messages, without an idle `subscription`, as in MPD.
 ///
+/// As in MPD, a client hears only the clients of its partition: `channels` lists their subscriptions and
+/// `sendmessage` reaches them alone (MPD walks `client.GetPartition().clients`). Every client starts in
+/// `default`; `move(_:toPartition:)` follows a client's `partition` command.
+///
 /// Nobody waits on anybody: a send appends to each subscriber's queue under one short lock and wakes
 /// those whose queue was empty on their own event loops, so a client that floods or never reads holds
 /// up no one, and what it can make the daemon hold is bounded (see `maximumQueuedBytes`).
@@ -43,6 +47,8 @@ final class ChannelRegistry: Sendable {
     static let maximumQueuedBytes = 1 << 20
 
     private struct Client {
+        /// The partition the client is in.
+        var partition = "default"
         var subscriptions: Set<String> = []
         var messages: [Message] = []
         var queuedBytes = 0
@@ -107,6 +113,11 @@ final class ChannelRegistry: Sendable {
         }
     }
 
+    /// Puts `client` in the partition `name`, with its subscriptions and unread messages.
+    func move(_ client: ClientID, toPartition name: String) {
+        self.state.withLock { $0.clients[client.value]?.partition = name }
+    }
+
     /// Ends `client`'s subscription to `channel`; false when it had none.
     func unsubscribe(_ client: ClientID, from channel: String) -> Bool {
         self.state.withLock { state in
@@ -114,23 +125,31 @@ final class ChannelRegistry: Sendable {
         }
     }
 
-    /// Every channel some client is subscribed to, each once, in byte order (MPD's `std::set`).
-    func channels() -> [String] {
+    /// Every channel some client of `client`'s partition is subscribed to, each once, in byte order
+    /// (MPD's `std::set`).
+    func channels(seenBy client: ClientID) -> [String] {
         let names = self.state.withLock { state in
-            state.clients.values.reduce(into: Set<String>()) { $0.formUnion($1.subscriptions) }
+            let partition = state.clients[client.value]?.partition
+            return state.clients.values.reduce(into: Set<String>()) { names, other in
+                if other.partition == partition {
+                    names.formUnion(other.subscriptions)
+                }
+            }
         }
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
-    /// Puts a message into the queue of every client subscribed to `channel` that has room for it, and
-    /// wakes those whose queue was empty. False when no client took it (nobody subscribed, or every
-    /// subscriber's queue full). The name must be valid (see `isValidName`).
-    func send(_ text: String, to channel: String) -> Bool {
+    /// Puts a message from `sender` into the queue of every client of its partition subscribed to
+    /// `channel` that has room for it, and wakes those whose queue was empty. False when no client took
+    /// it (nobody subscribed, or every subscriber's queue full). The name must be valid (see
+    /// `isValidName`).
+    func send(_ text: String, to channel: String, from sender: ClientID) -> Bool {
         let message = Message(channel: channel, text: text)
         let size = channel.utf8.count + text.utf8.count
         let (taken, woken) = self.state.withLock { state -> (Bool, [@Sendable () -> Void]) in
+            let partition = state.clients[sender.value]?.partition
             let subscribers = state.clients.compactMap { id, client in
-                client.subscriptions.contains(channel) ? id : nil
+                client.partition == partition && client.subscriptions.contains(channel) ? id : nil
             }
             var taken = false
             var woken: [@Sendable () -> Void] = []

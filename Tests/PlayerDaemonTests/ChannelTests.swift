@@ -264,23 +264,42 @@ struct ChannelTests {
         }
         #expect(registry.subscribe(reader, to: "news") == .full)
         #expect(registry.subscribe(other, to: "news") == .subscribed)
-        #expect(registry.channels().first == "c10")
-        #expect(registry.send("1", to: "news"))
-        #expect(registry.send("2", to: "news"))
+        #expect(registry.channels(seenBy: other).first == "c10")
+        #expect(registry.send("1", to: "news", from: other))
+        #expect(registry.send("2", to: "news", from: other))
         #expect(wakes.withLock { $0 } == 1)
         #expect(registry.takeMessages(reader).map(\.text) == ["1", "2"])
         #expect(registry.takeMessages(reader).isEmpty)
-        #expect(registry.send("3", to: "news"))
+        #expect(registry.send("3", to: "news", from: reader))
         #expect(wakes.withLock { $0 } == 2)
         registry.leave(other)
         for number in 2...ChannelRegistry.maximumMessages {
-            #expect(registry.send("\(number)", to: "news"))
+            #expect(registry.send("\(number)", to: "news", from: reader))
         }
-        #expect(!registry.send("one too many", to: "news"))
+        #expect(!registry.send("one too many", to: "news", from: reader))
         registry.leave(reader)
         #expect(registry.clientCount == 0)
-        #expect(registry.channels().isEmpty)
-        #expect(!registry.send("after", to: "news"))
+        #expect(registry.channels(seenBy: reader).isEmpty)
+        #expect(!registry.send("after", to: "news", from: reader))
         #expect(registry.takeMessages(reader).isEmpty)
+    }
+
+    @Test("the registry: a client hears only the clients of its partition, as in MPD")
+    func partitions() {
+        let registry = ChannelRegistry()
+        let kitchen = registry.join {}
+        let lounge = registry.join {}
+        #expect(registry.subscribe(kitchen, to: "food") == .subscribed)
+        #expect(registry.subscribe(lounge, to: "music") == .subscribed)
+        registry.move(lounge, toPartition: "lounge")
+        #expect(registry.channels(seenBy: kitchen) == ["food"])
+        #expect(registry.channels(seenBy: lounge) == ["music"])
+        #expect(!registry.send("hello", to: "music", from: kitchen))
+        #expect(registry.send("hello", to: "music", from: lounge))
+        // Back in `default`, with its subscription and its unread message.
+        registry.move(lounge, toPartition: "default")
+        #expect(registry.channels(seenBy: kitchen) == ["food", "music"])
+        #expect(registry.send("again", to: "music", from: kitchen))
+        #expect(registry.takeMessages(lounge).map(\.text) == ["hello", "again"])
     }
 }
