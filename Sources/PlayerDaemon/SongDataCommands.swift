@@ -114,8 +114,9 @@ extension Commands {
     // MARK: - readcomments
 
     /// `readcomments URI`: the file's own comments, `NAME: value`, in the file's order. For an MP3 these
-    /// are its ID3v2 `TXXX` frames; MPD prints those whose name is ASCII letters, `_` and `-` (a letter
-    /// first) and whose value holds no control character. A relative URI must name a song of the library.
+    /// are its APEv2 items and ID3v2 `TXXX` frames (see `SongReader.comments`); MPD prints those whose
+    /// name is ASCII letters, `_` and `-` (a letter first) and whose value holds no control character. A
+    /// relative URI must name a song of the library.
     private static func readComments(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let located = try locateFile(call.argument(0), call)
         let name = call.name
