@@ -129,6 +129,29 @@ struct ChannelTests {
         }
     }
 
+    @Test("ncmpc's chat screen: what it sends arrives, and what others send appears on it")
+    func ncmpcChat() throws {
+        let ncmpc = "/usr/bin/ncmpc"
+        try requireTool(ncmpc)
+        try withPlayerd { daemon in
+            let listener = try daemon.connect()
+            #expect(try listener.command("subscribe chat") == ["OK"])
+            let session = try TmuxSession([ncmpc, "--host=\(daemon.socketPath)"])
+            try session.waitFor(all: ["9:Chat"])
+            // 9: the chat screen; Enter opens the line to write on.
+            try session.send("9")
+            try session.send("Enter")
+            try session.type("hello from ncmpc")
+            try session.send("Enter")
+            try expectEventually("ncmpc's message to arrive") {
+                try listener.command("readmessages").contains { $0.hasSuffix("hello from ncmpc") }
+            }
+            // It subscribed to `chat` to show the conversation: a message from elsewhere shows up.
+            #expect(try listener.command("sendmessage chat \"bob: hi ncmpc\"") == ["OK"])
+            try session.waitFor(all: ["hello from ncmpc", "bob: hi ncmpc"])
+        }
+    }
+
     @Test("sendmessage needs the control permission, the others read, as in MPD")
     func permissions() throws {
         let file = try Paths.makeTemporaryDirectory() + "/passwords"
