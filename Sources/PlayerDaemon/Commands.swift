@@ -67,8 +67,10 @@ enum Commands {
         add("config", .immediate(config))
         add(
             "commands",
-            .immediate { _, call throws(Ack) in
-                for name in Commands.table.names(permittedTo: call.session.permission) {
+            .immediate { service, call throws(Ack) in
+                // Without a sticker database `sticker` is not offered, as in MPD.
+                for name in Commands.table.names(permittedTo: call.session.permission)
+                where name != "sticker" || service.stickers != nil {
                     call.response.field("command", name)
                 }
             })
@@ -103,6 +105,7 @@ enum Commands {
         add("kill", .session)
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
+        registerStickerCommands(in: &table)
         registerChannelCommands(in: &table)
         registerStorageCommands(in: &table)
         registerSongDataCommands(in: &table)

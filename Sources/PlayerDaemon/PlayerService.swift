@@ -30,6 +30,10 @@ public final class PlayerService: Sendable {
     let storedPlaylists: StoredPlaylists?
     /// The sound card's mixer, with `--mixer hardware`.
     let cardMixer: CardMixer?
+    /// The sticker database, when one is configured and could be opened.
+    let stickers: StickerDatabase?
+    /// playerd's play statistics, kept as stickers.
+    let playStatistics: PlayStatistics?
 
     /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
     /// library when one is configured (a library that cannot be opened is logged, and playerd runs
@@ -74,6 +78,7 @@ public final class PlayerService: Sendable {
                     tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
             }
         }
+        self.stickers = Commands.openStickers(configuration, logger: logger)
         self.storedPlaylists = configuration.playlistDirectory.map {
             StoredPlaylists(
                 directory: $0, musicDirectory: configuration.musicDirectory,
@@ -106,6 +111,16 @@ public final class PlayerService: Sendable {
         self.engine = engine
         self.cardMixer?.attach(to: engine)
         self.startedAt = engine.now()
+        if configuration.recordsPlayStatistics, let stickers = self.stickers,
+            let musicDirectory = configuration.musicDirectory
+        {
+            let statistics = PlayStatistics(
+                engine: engine, stickers: stickers, hub: hub, musicDirectory: musicDirectory, logger: logger)
+            statistics.start()
+            self.playStatistics = statistics
+        } else {
+            self.playStatistics = nil
+        }
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
         engine.observe { changes in
             if changes.contains(.output) {
@@ -129,6 +144,7 @@ public final class PlayerService: Sendable {
     /// Stops playback and the audio thread, and the library's update (what it wrote stays).
     public func shutdown() {
         self.cardMixer?.stop()
+        self.playStatistics?.stop()
         self.library?.shutdown()
         self.engine.shutdown()
     }

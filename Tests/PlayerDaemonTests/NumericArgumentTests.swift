@@ -30,6 +30,7 @@ struct NumericArgumentTests {
     ///   names no song (ACK 50, as mpd answers for an id it does not have).
     /// - (open) `move -1 TO`: playerd moves the whole queue, as it takes `START:` ranges; mpd 0.23
     ///   refuses open ranges in `move` (`Open-ended range not supported`).
+    /// - (0.24) MPD 0.24's `sticker` additions (`inc`, `find ... window`), which 0.23 refuses.
     static let places: [(request: String, answers: String)] = [
         ("play X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("playid X", "50 OK 2 2 2 2 2 2 2 2 2 2"),  // (id)
@@ -84,6 +85,9 @@ struct NumericArgumentTests {
         ("findadd \"(file == 'x')\" window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchadd any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchaddpl pl2 any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("sticker find song \"\" n window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),  // (0.24) mpd 0.23: 2 (bad operator)
+        // (0.24) mpd 0.23 has no `inc` (bad request); 0.24 adds as SQLite adds, whatever the text.
+        ("sticker inc song stereo-44k-cbr.mp3 n X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
         // playerd's own, in MPD's style: a time in seconds, positive; `sleeptimer` also takes `end` and
         // `off`. Centuries are accepted (the timer never fires); what a song time refuses is refused.
         ("pausefor X", "2 2 OK 2 2 2 OK 2 2 2 2 2"),
