@@ -216,6 +216,20 @@ struct SongDataTests {
         }
     }
 
+    @Test("libchromaprint (and libavcodec with it) is loaded only while a fingerprint is made")
+    func libraryLoadedOnDemand() throws {
+        try withPlayerd { daemon in
+            func mapped() throws -> Bool {
+                let maps = try String(contentsOfFile: "/proc/\(daemon.processIdentifier)/maps", encoding: .utf8)
+                return maps.contains("libchromaprint") || maps.contains("libavcodec")
+            }
+            let client = try daemon.connect()
+            #expect(try !mapped())
+            #expect(try client.command("getfingerprint stereo-44k-cbr.mp3").first?.hasPrefix("chromaprint: ") == true)
+            #expect(try !mapped())
+        }
+    }
+
     @Test("the fingerprint's decoding stops between blocks once cancelled")
     func cancelledFingerprint() {
         var asked = 0
