@@ -124,6 +124,8 @@ struct ChannelTests {
         let playerd = Conversation { try pair.playerd.connect() }
         try Self.conversation(playerd)
         #expect(mpd.lines.count > 150)
+        let same = zip(mpd.lines, playerd.lines).filter { $0 == $1 }.count
+        print("Channels against mpd: \(same) of \(mpd.lines.count) recorded lines the same")
         if let difference = Conversation.difference(mpd.lines, playerd.lines) {
             Issue.record(Comment(rawValue: difference + "\n" + pair.logTails))
         }

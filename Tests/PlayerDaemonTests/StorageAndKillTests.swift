@@ -52,6 +52,8 @@ struct StorageAndKillTests {
         let playerd = Conversation { try pair.playerd.connect() }
         try Self.mounts(playerd, music: music)
         #expect(mpd.lines.contains("A: storage: \(music)"))
+        let same = zip(mpd.lines, playerd.lines).filter { $0 == $1 }.count
+        print("Mounts against mpd: \(same) of \(mpd.lines.count) recorded lines the same")
         if let difference = Conversation.difference(mpd.lines, playerd.lines) {
             Issue.record(Comment(rawValue: difference + "\n" + pair.logTails))
         }
