@@ -17,6 +17,8 @@ public final class PlayerService: Sendable {
     public let configuration: DaemonConfiguration
     let songs: SongInfoCache
     let hub = ChangeHub()
+    /// The clients' channels and messages (`subscribe`, `sendmessage` ...).
+    let channels = ChannelRegistry()
     /// Recent quick library answers, until the database changes.
     let answers = QueryAnswerCache()
     /// The last `status` answer, while it holds.

@@ -113,6 +113,10 @@ struct NumericArgumentTests {
         "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
         "listfiles", "clearerror", "playnow", "playlist", "playlistfind", "playlistsearch",
+        // Channels; mounts and kill; a song's own data.
+        "subscribe", "unsubscribe", "channels", "sendmessage", "readmessages",
+        "listmounts", "mount", "unmount", "kill",
+        "readcomments", "getfingerprint",
     ]
 
     @Test("the places cover every command that takes a number, each with an answer for every value")
