@@ -102,6 +102,7 @@ enum Commands {
         add("noidle", .session)
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
+        registerCrossfadeCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))

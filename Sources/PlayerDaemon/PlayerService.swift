@@ -297,6 +297,7 @@ public final class PlayerService: Sendable {
         let info = self.songs.info(for: entry.path)
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
-            id: entry.id, tagTypes: tagTypes, lastModified: info.lastModified, format: info.format, to: &response)
+            id: entry.id, tagTypes: tagTypes, lastModified: info.lastModified, format: info.format, range: entry.range,
+            to: &response)
     }
 }
