@@ -131,6 +131,7 @@ final class EngineCore {
             // the next play) from where it was heard. While playing, the player pauses there, as MPD does.
             if decoder.position != heard {
                 try? decoder.seek(toFrame: heard)
+                self.upcoming = nil
             }
             if self.context.state.kind == .play {
                 self.report(.outputFailed(message: OutputError.noOutputEnabled.description))
@@ -232,8 +233,10 @@ final class EngineCore {
         do {
             try self.output.write(UnsafeRawBufferPointer(pcm))
         } catch {
-            // The period was never played: the position the player pauses at is before it.
+            // The period was never played: the position the player pauses at is before it. A fade begun
+            // is planned again from there (the next song had moved on with this period).
             try? decoder.seek(toFrame: max(0, decoder.position - frames))
+            self.upcoming = nil
             self.report(.outputFailed(message: error.description))
             return
         }
