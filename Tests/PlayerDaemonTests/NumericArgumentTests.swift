@@ -84,6 +84,12 @@ struct NumericArgumentTests {
         ("findadd \"(file == 'x')\" window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchadd any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchaddpl pl2 any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("crossfade X", "OK 2 OK 2 2 2 2 2 2 2 2 2"),
+        ("mixrampdb X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("mixrampdelay X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("rangeid X 1:2", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0 (its current song)
+        ("rangeid ID X:", "4 2 4 4 2 4 4 4 4 4 4 2"),
+        ("rangeid ID 0:X", "4 2 4 4 2 4 4 4 4 4 4 2"),
         // playerd's own, in MPD's style: a time in seconds, positive; `sleeptimer` also takes `end` and
         // `off`. Centuries are accepted (the timer never fires); what a song time refuses is refused.
         ("pausefor X", "2 2 OK 2 2 2 OK 2 2 2 2 2"),
