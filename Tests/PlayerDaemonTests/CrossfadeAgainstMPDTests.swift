@@ -142,6 +142,43 @@ struct CrossfadeAgainstMPDTests {
         }
     }
 
+    @Test("crossfade 5: the next song takes over at the current one's end, 5 s into itself, as in mpd")
+    func crossfadeTimeline() async throws {
+        try await onOwnThread {
+            let music = try Paths.makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: music) }
+            try PairedMusic.make(in: music)
+            let pair = try DaemonPair(music: music)
+            defer { _ = try? pair.playerd.stop() }
+            try pair.reset()
+            for client in [pair.mpdClient, pair.playerdClient] {
+                for request in ["crossfade 5", "play 0"] {
+                    #expect(try client.command(request).last == "OK")
+                }
+            }
+            // 13 s into the 20 s songs: the fade begins 2 s later and ends 7 s later.
+            _ = try pair.mpdClient.command("seekcur 13")
+            _ = try pair.playerdClient.command("seekcur 13")
+            var samples: [(mpd: [String: String], playerd: [String: String])] = []
+            for wait in [1, 8] {
+                sleep(UInt32(wait - (samples.isEmpty ? 0 : 1)))
+                samples.append((try pair.mpdClient.fields("status"), try pair.playerdClient.fields("status")))
+            }
+            for (index, (mpd, playerd)) in samples.enumerated() {
+                let expected = index == 0 ? ("0", 14.0) : ("1", 6.0)
+                #expect(mpd["song"] == expected.0 && playerd["song"] == expected.0, "mpd \(mpd), playerd \(playerd)")
+                let mpdElapsed = Double(mpd["elapsed"] ?? "") ?? -1
+                let playerdElapsed = Double(playerd["elapsed"] ?? "") ?? -1
+                #expect(abs(mpdElapsed - expected.1) < 0.8, "mpd \(mpdElapsed)")
+                #expect(abs(playerdElapsed - mpdElapsed) < 0.8, "mpd \(mpdElapsed), playerd \(playerdElapsed)")
+                #expect(mpd["xfade"] == "5" && playerd["xfade"] == "5")
+            }
+            _ = try pair.mpdClient.command("crossfade 0")
+            _ = try pair.playerdClient.command("crossfade 0")
+            try pair.reset()
+        }
+    }
+
     @Test("crossfade, MixRamp settings and ranges survive a restart")
     func persisted() throws {
         let directory = try Paths.makeTemporaryDirectory()
