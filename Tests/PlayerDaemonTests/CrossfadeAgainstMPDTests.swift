@@ -179,6 +179,64 @@ struct CrossfadeAgainstMPDTests {
         }
     }
 
+    @Test("MixRamp: tagged songs overlap where their ramps meet mixrampdb, less the delay, as in mpd")
+    func mixRampTimeline() async throws {
+        try await onOwnThread {
+            let music = try Paths.makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: music) }
+            try PairedMusic.make(in: music)
+            // The first song's end ramp reaches -20 dB 2 s before its end, the second's start ramp 1.5 s
+            // in: with a delay of 1 s they overlap by 2.5 s.
+            try Self.tag(
+                music + "/" + PairedMusic.fileName(0), ["MIXRAMP_END": "-30.00 1.00;-20.00 2.00;-10.00 3.00;"])
+            try Self.tag(
+                music + "/" + PairedMusic.fileName(1), ["MIXRAMP_START": "-30.00 0.50;-20.00 1.50;-10.00 2.00;"])
+            let pair = try DaemonPair(music: music)
+            defer { _ = try? pair.playerd.stop() }
+            try pair.reset()
+            for client in [pair.mpdClient, pair.playerdClient] {
+                for request in ["crossfade 5", "mixrampdb -20", "mixrampdelay 1", "play 0"] {
+                    #expect(try client.command(request).last == "OK")
+                }
+            }
+            _ = try pair.mpdClient.command("seekcur 15")
+            _ = try pair.playerdClient.command("seekcur 15")
+            // The overlap begins 2.5 s before the end (17.5 s) and the second song takes over at 20 s,
+            // 2.5 s into itself; 1 s later it is 3.5 s in.
+            sleep(6)
+            let mpd = try pair.mpdClient.fields("status")
+            let playerd = try pair.playerdClient.fields("status")
+            #expect(mpd["song"] == "1" && playerd["song"] == "1", "mpd \(mpd), playerd \(playerd)")
+            let mpdElapsed = Double(mpd["elapsed"] ?? "") ?? -1
+            let playerdElapsed = Double(playerd["elapsed"] ?? "") ?? -1
+            #expect(abs(mpdElapsed - 3.5) < 0.8, "mpd \(mpdElapsed)")
+            #expect(abs(playerdElapsed - mpdElapsed) < 0.8, "mpd \(mpdElapsed), playerd \(playerdElapsed)")
+            for client in [pair.mpdClient, pair.playerdClient] {
+                for request in ["crossfade 0", "mixrampdb 0", "mixrampdelay -1"] {
+                    _ = try client.command(request)
+                }
+            }
+            try pair.reset()
+        }
+    }
+
+    /// Puts an ID3v2.3 tag of `TXXX` frames in front of the MP3 at `path`.
+    private static func tag(_ path: String, _ frames: [String: String]) throws {
+        var body: [UInt8] = []
+        for (description, value) in frames {
+            let content = [0] + Array(description.utf8) + [0] + Array(value.utf8)
+            let size = content.count
+            body += Array("TXXX".utf8) + [UInt8(size >> 24 & 0xFF), UInt8(size >> 16 & 0xFF)]
+            body += [UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF), 0, 0] + content
+        }
+        let size = body.count
+        let header =
+            Array("ID3".utf8) + [3, 0, 0]
+            + [UInt8(size >> 21 & 0x7F), UInt8(size >> 14 & 0x7F), UInt8(size >> 7 & 0x7F), UInt8(size & 0x7F)]
+        let audio = try Data(contentsOf: URL(fileURLWithPath: path))
+        try Data(header + body + [UInt8](audio)).write(to: URL(fileURLWithPath: path))
+    }
+
     @Test("crossfade, MixRamp settings and ranges survive a restart")
     func persisted() throws {
         let directory = try Paths.makeTemporaryDirectory()
