@@ -181,6 +181,41 @@ struct CrossfadeRuleTests {
     }
 }
 
+@Suite("Mixing two songs' samples")
+struct CrossfadeMixTests {
+    @Test("the weights run from the outgoing song alone to the incoming one, half-way at the middle")
+    func weights() {
+        #expect(CrossfadeMix.incomingWeight(step: 0, of: 100) == 0)
+        #expect(CrossfadeMix.incomingWeight(step: 50, of: 100) == 32768)
+        #expect(CrossfadeMix.incomingWeight(step: 100, of: 100) == 65536)
+        #expect(CrossfadeMix.incomingWeight(step: 200, of: 100) == 65536)
+        #expect(CrossfadeMix.incomingWeight(step: 0, of: 0) == 65536)
+    }
+
+    @Test("MixRamp adds 16-bit samples and clamps them; a fade of float samples weighs them")
+    func mixing() {
+        let stereo16 = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .signed16)
+        let incoming: [Int16] = [30000, -30000, 100, -100]
+        var outgoing: [Int16] = [10000, -10000, 50, 50]
+        incoming.withUnsafeBytes { from in
+            outgoing.withUnsafeMutableBytes { into in
+                CrossfadeMix.mix(from, into: into, frames: 2, format: stereo16, step: 0, length: 2, adding: true)
+            }
+        }
+        #expect(outgoing == [32767, -32768, 150, -50])
+        let stereoFloat = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .float32)
+        let floatIncoming: [Float] = [1, 1, 1, 1]
+        var floatOutgoing: [Float] = [0, 0, 0, 0]
+        floatIncoming.withUnsafeBytes { from in
+            floatOutgoing.withUnsafeMutableBytes { into in
+                CrossfadeMix.mix(from, into: into, frames: 2, format: stereoFloat, step: 0, length: 2, adding: false)
+            }
+        }
+        // Frame 0 is the fade's first step (the incoming song silent), frame 1 its middle.
+        #expect(floatOutgoing == [0, 0, 0.5, 0.5])
+    }
+}
+
 @Suite("Crossfade, MixRamp and ranges in the engine", .serialized)
 struct CrossfadeEngineTests {
     /// Plays `files` to the end with `settings`, returning the samples the output received.
