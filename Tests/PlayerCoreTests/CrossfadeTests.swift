@@ -311,6 +311,24 @@ struct CrossfadeEngineTests {
         expectSameSamples(played, expected)
     }
 
+    @Test("next during a fade starts the next song from its start, not from where the fade had it")
+    func nextDuringFade() async throws {
+        let (engine, _) = try makeEngine([try LongSongs.path("a.mp3"), try LongSongs.path("b.mp3")], paced: true)
+        defer { engine.shutdown() }
+        try await engine.withContext { context throws(PlayerError) in
+            context.crossfade.seconds = 5
+            return ((), [])
+        }
+        try await engine.handle(.play)
+        // 3 s before the end: inside the 5 s fade, which begins at once over what is left.
+        try await engine.handle(.seek(offset: 18_000_000_000))
+        try await waitUntil(engine) { $0.writtenFrames > 18 * 44100 + 22050 }
+        try await engine.handle(.next)
+        #expect(engine.status.position == 1)
+        #expect(engine.status.writtenFrames < 22050)
+        #expect(engine.status.elapsed(at: engine.now()) < 0.5)
+    }
+
     @Test("a ranged song plays exactly its slice of the whole song's PCM, then the next song gaplessly")
     func rangedSlice() async throws {
         let whole = try referencePCM(fixture("stereo-44k-cbr.mp3"))
