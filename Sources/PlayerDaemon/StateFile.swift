@@ -138,17 +138,22 @@ public struct SavedState: Sendable, Equatable {
                 }
                 self.crossfade.seconds = min(seconds, Int(UInt32.max))
             case "mixrampdb":
-                guard let decibels = Float(value) else {
+                // Held at what the line saves as again (six decimals), so that a state reads back the same.
+                guard let decibels = Float(value), !decibels.isNaN, let saved = Float(Self.cFixed(Double(decibels)))
+                else {
                     skip("decibels")
                     continue
                 }
-                self.crossfade.mixRampDB = decibels
+                self.crossfade.mixRampDB = saved
             case "mixrampdelay":
-                // As MPD, only a value starting with a digit is read (a negative one is "off" anyway).
-                guard let delay = Double(value), value.first?.isASCII == true, value.first?.isNumber == true else {
+                // As MPD, only a value starting with a digit is read (a negative one is "off" anyway); one
+                // too large to save as digits again is read past too.
+                guard Self.startsWithDigit(value), let delay = Double(value),
+                    case let text = Self.cFixed(delay), Self.startsWithDigit(text), let saved = Double(text)
+                else {
                     continue
                 }
-                self.crossfade.mixRampDelay = delay
+                self.crossfade.mixRampDelay = saved
             case "output":
                 guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag)
                 else {
@@ -218,6 +223,10 @@ extension SavedState {
         var bytes = [CChar](repeating: 0, count: 400)
         _ = withVaList([value]) { arguments in vsnprintf(&bytes, bytes.count, "%f", arguments) }
         return String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func startsWithDigit(_ text: String) -> Bool {
+        text.utf8.first.map { $0 >= 0x30 && $0 <= 0x39 } ?? false
     }
 
     /// A `range:` line's value: `START-END` or `START-`, milliseconds.

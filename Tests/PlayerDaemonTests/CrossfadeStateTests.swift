@@ -55,4 +55,25 @@ struct CrossfadeStateTests {
         #expect(state.crossfade.seconds == Int(UInt32.max))
         #expect(state.crossfade.mixRampDelay == -1)
     }
+
+    @Test(
+        "what is read saves as the same text again, and reads back as the same state (the fuzz target's rule)",
+        arguments: [
+            "mixrampdb: 0.1234567", "mixrampdb: 3e38", "mixrampdb: -inf", "mixrampdelay: 1e-9",
+            "mixrampdelay: 1e400", "mixrampdelay: 2.0000004", "crossfade: 4294967296",
+        ])
+    func stable(_ line: String) throws {
+        let state = try SavedState(decoding: "playerd-state 1\n\(line)\nend\n")
+        let saved = state.encoded()
+        let reread = try SavedState(decoding: saved)
+        #expect(reread == state)
+        #expect(reread.encoded() == saved)
+    }
+
+    @Test("a NaN mixrampdb is read past (it would never equal itself)")
+    func notANumber() throws {
+        let state = try SavedState(decoding: "playerd-state 1\nmixrampdb: nan\nend\n")
+        #expect(state.crossfade.mixRampDB == 0)
+        #expect(state.skippedLines == ["line 2: mixrampdb must be decibels, not \"nan\""])
+    }
 }
