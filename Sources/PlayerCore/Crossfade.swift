@@ -47,7 +47,9 @@ public struct CrossfadeSettings: Sendable, Hashable {
         let overlap = current + previous
         guard current >= 0, previous >= 0, self.mixRampDelay <= overlap else { return (0, true) }
         let seconds = overlap - self.mixRampDelay
-        // A ramp of a damaged tag could say anything: no overlap is longer than the shorter song.
+        // A ramp of a damaged tag could say anything (`inf`): no overlap is longer than the shorter song,
+        // and one that is no number is none.
+        guard !seconds.isNaN else { return (0, true) }
         let limit = min(currentLength ?? 0, nextLength ?? 0)
         guard seconds.isFinite, seconds * Double(format.sampleRate) < Double(limit) else { return (limit, true) }
         return (Int((seconds * Double(format.sampleRate)).rounded()), true)

@@ -412,3 +412,33 @@ struct QueueRangeTests {
                 + 295 * 384)
     }
 }
+
+@Suite("MixRamp with ramps that say nothing useful")
+struct MixRampDamagedTests {
+    @Test("a ramp at infinity or no number gives no fade or at most the shorter song, never a trap")
+    func damagedRamps() {
+        let cd = AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .signed16)
+        var settings = CrossfadeSettings()
+        settings.seconds = 5
+        settings.mixRampDB = -30
+        settings.mixRampDelay = .infinity
+        let long = 25 * 44100
+        // inf - inf: no number, no fade.
+        #expect(
+            settings.overlap(
+                currentLength: long, nextLength: 21 * 44100, format: cd, nextFormat: cd, mixRampStart: "-30 inf",
+                mixRampPreviousEnd: "-30 1") == (0, true))
+        settings.mixRampDelay = 1
+        // An endless ramp: the shorter song.
+        #expect(
+            settings.overlap(
+                currentLength: long, nextLength: 21 * 44100, format: cd, nextFormat: cd, mixRampStart: "-30 inf",
+                mixRampPreviousEnd: "-30 1") == (21 * 44100, true))
+        settings.mixRampDB = .nan
+        #expect(
+            settings.overlap(
+                currentLength: long, nextLength: long, format: cd, nextFormat: cd, mixRampStart: "-30 1",
+                mixRampPreviousEnd: "-30 1"
+            ).frames >= 0)
+    }
+}
