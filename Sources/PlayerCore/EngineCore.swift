@@ -297,7 +297,8 @@ final class EngineCore {
             self.upcoming = nil
             return nil
         }
-        if self.upcoming?.entry != next {
+        // A new priority of the next song changes nothing here; a new range does.
+        if !QueueEntry.sameSong(self.upcoming?.entry, next) {
             self.upcoming = Upcoming(
                 entry: next,
                 decoder: try? SongDecoder(
@@ -356,7 +357,8 @@ final class EngineCore {
     /// and from its start. Any other is dropped.
     private func takeUpcoming(for entry: QueueEntry, startOffset: Int64) -> SongDecoder? {
         defer { self.upcoming = nil }
-        guard let upcoming = self.upcoming, upcoming.entry == entry, let decoder = upcoming.decoder else {
+        guard let upcoming = self.upcoming, QueueEntry.sameSong(upcoming.entry, entry), let decoder = upcoming.decoder
+        else {
             return nil
         }
         if upcoming.fade != nil {
@@ -543,7 +545,8 @@ final class EngineCore {
         let queue = context.queue
         var status = PlayerStatus()
         status.state = context.state.kind
-        status.entry = context.state.entry ?? queue.current
+        // The queue's copy when it still holds the song: its priority is the one clients are shown.
+        status.entry = context.state.entry.map { queue.entry(withID: $0.id) ?? $0 } ?? queue.current
         status.position = status.entry.flatMap { queue.position(ofID: $0.id) }
         status.nextPosition = queue.nextPosition
         status.nextEntry = queue.nextPosition.flatMap { queue.entry(at: $0) }

@@ -10,6 +10,8 @@ import PlayerCore
 public struct SavedState: Sendable, Equatable {
     /// The queued files, in order.
     public var paths: [String] = []
+    /// The priorities above 0 (MPD's `prio`), by position in `paths`.
+    public var priorities: [Int: UInt8] = [:]
     /// The current song's position in `paths`.
     public var current: Int?
     /// Seconds into the current song.
@@ -81,9 +83,13 @@ public struct SavedState: Sendable, Equatable {
             lines.append("elapsed: \(ResponseSeconds.format(self.elapsed))")
         }
         lines.reserveCapacity(lines.count + self.paths.count + 1)
-        for (index, path) in self.paths.enumerated() {
+        for (position, path) in self.paths.enumerated() {
+            // A priority comes just before its song, as in MPD's state file.
+            if let priority = self.priorities[position], priority != 0 {
+                lines.append("prio: \(priority)")
+            }
             lines.append("song: \(path)")
-            if let range = self.ranges[index] {
+            if let range = self.ranges[position] {
                 lines.append("range: \(range.start)-" + (range.end.map { "\($0)" } ?? ""))
             }
         }
@@ -104,6 +110,7 @@ public struct SavedState: Sendable, Equatable {
         guard lines.last == "end" else {
             throw .corrupt(reason: "it is cut short (no \"end\" line)")
         }
+        var pendingPriority: UInt8?
         for (index, line) in lines.enumerated().dropFirst().dropLast() {
             guard let colon = line.firstIndex(of: ":"), line[line.index(after: colon)...].first == " " else {
                 throw .corrupt(reason: "line \(index + 1) is not \"key: value\"")
@@ -124,7 +131,18 @@ public struct SavedState: Sendable, Equatable {
                 }
             }
             switch key {
-            case "song": self.paths.append(value)
+            case "song":
+                if let priority = pendingPriority {
+                    self.priorities[self.paths.count] = priority
+                    pendingPriority = nil
+                }
+                self.paths.append(value)
+            case "prio":
+                guard let priority = UInt8(value), priority > 0 else {
+                    skip("a priority from 1 to 255")
+                    continue
+                }
+                pendingPriority = priority
             case "range":
                 guard !self.paths.isEmpty, let range = Self.range(value) else {
                     skip("milliseconds START-END (END may be left out) after a song")
