@@ -100,7 +100,8 @@ struct CrossfadeAgainstMPDTests {
             }
 
             let ranges = [
-                "rangeid ID1 :", "rangeid ID1 5.5:12.25", "rangeid ID2 3:", "playlistinfo", "rangeid ID1 abc",
+                "rangeid ID1 :", "rangeid ID1 5.5:12.25", "rangeid ID2 3:", "prioid 7 ID2", "playlistinfo",
+                "prioid 0 ID2", "rangeid ID1 abc",
                 "rangeid ID1 5:3", "rangeid ID1 5:5", "rangeid ID1 -1:3", "rangeid ID1 1:-3", "rangeid 999 1:2",
                 "rangeid ID1 30:", "rangeid x 1:2", "rangeid -1 1:2", "rangeid ID1 1", "rangeid ID1 19:30",
                 "playlistid ID1", "rangeid ID1 1.2345:2.0009", "playlistid ID1", "rangeid ID1 :",
