@@ -111,6 +111,7 @@ enum Commands {
         registerChannelCommands(in: &table)
         registerStorageCommands(in: &table)
         registerSongDataCommands(in: &table)
+        registerCrossfadeCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))
