@@ -17,6 +17,8 @@ public final class PlayerService: Sendable {
     public let configuration: DaemonConfiguration
     let songs: SongInfoCache
     let hub = ChangeHub()
+    /// The clients' channels and messages (`subscribe`, `sendmessage` ...).
+    let channels = ChannelRegistry()
     /// Recent quick library answers, until the database changes.
     let answers = QueryAnswerCache()
     /// The last `status` answer, while it holds.
@@ -324,6 +326,6 @@ public final class PlayerService: Sendable {
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
             id: entry.id, priority: entry.priority, tagTypes: tagTypes, lastModified: info.lastModified,
-            format: info.format, to: &response)
+            format: info.format, range: entry.range, to: &response)
     }
 }
