@@ -116,7 +116,7 @@ struct NumericArgumentTests {
     static let withoutNumbers: Set = [
         "status", "currentsong", "stats", "replay_gain_status", "replay_gain_mode", "stop", "next", "previous",
         "getvol", "clear", "outputs", "tagtypes", "config", "commands", "notcommands", "urlhandlers", "decoders",
-        "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
+        "ping", "password", "close", "idle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
         "listfiles", "clearerror", "playnow", "playlist", "playlistfind", "playlistsearch",
         // Channels; mounts and kill; a song's own data.
