@@ -140,7 +140,7 @@ struct PythonMPDEveryCommandTests {
                 "25 find(\"(Album == 'Album')\", 'sort', 'Title', 'window', (1, 3))"
             ])
         add(
-            "the queue's version: mpd's addid URI POS adds 2 (append, then move), findadd 1 per song added",
+            Self.versionDefect + ": mpd's addid URI POS adds 2 (append, then move), findadd 1 per song added",
             [
                 "65 status()", "131 status()", "135 status()", "147 status()", "154 status()", "156 status()",
                 "158 status()", "165 status()",
@@ -157,6 +157,14 @@ struct PythonMPDEveryCommandTests {
             ])
         return defects
     }()
+
+    /// The one reported defect that covers a part of an answer only: `status`'s `playlist:`.
+    static let versionDefect = "the queue's version"
+
+    /// A result without status's `playlist:` (the queue's version), for `versionDefect`.
+    static func withoutVersion(_ result: String) -> String {
+        result.replacingOccurrences(of: #""playlist":"version\+[0-9]+""#, with: "", options: .regularExpression)
+    }
 
     @Test("every command python-mpd2 knows answers as mpd's does", .timeLimit(.minutes(4)))
     func everyCommand() throws {
@@ -193,7 +201,10 @@ struct PythonMPDEveryCommandTests {
             } else if deliberate[ours.call] != nil {
                 row.listed += 1
                 usedRows.insert(ours.call)
-            } else if let note = Self.reportedDefects["\(ours.step) \(ours.call)"] {
+            } else if let note = Self.reportedDefects["\(ours.step) \(ours.call)"],
+                !note.hasPrefix(Self.versionDefect)
+                    || Self.withoutVersion(ours.result) == Self.withoutVersion(theirs.result)
+            {
                 row.differ += 1
                 seenDefects.insert("\(ours.step) \(ours.call)")
                 reported.append("\(note)\n\(difference)")
@@ -234,8 +245,8 @@ struct PythonMPDEveryCommandTests {
         for (call, line) in deliberate where !usedRows.contains(call) {
             print("MPD-DIFFERENCES.md line \(line) lists `\(call)`, but playerd answered it as mpd did in this run")
         }
-        // kill ended both daemons.
-        try expectEventually("mpd exits after kill", within: .seconds(10)) { !pair.mpd.isRunning }
+        // kill ended playerd. (Both closed the connection: "ping after kill" compares that. mpd's own exit
+        // once took more than 10 s here; the harness kills it in any case.)
         try expectEventually("playerd exits after kill", within: .seconds(10)) { !pair.playerd.isRunning }
         if !unlisted.isEmpty {
             Issue.record(Comment(rawValue: pair.logTails))
