@@ -11,6 +11,9 @@ order with sensible arguments, and prints one JSON line per call:
     {"step": N, "command": "sticker get", "call": "sticker_get('song', 'song1.mp3', 'rating')",
      "result": ...}
 
+(with "helper": true on the lines of the script's own steps: a command list, idle woken by another
+connection, a call after close and after kill)
+
 where the result is what python-mpd2 made of the answer (iterators made lists, binary data as its
 length and a hash), or {"raised": "CommandError", "message": "[50@0] {add} No such directory"} for an
 exception. Only volatile values are replaced, by "<volatile>" (times, uptime, update times), "<id>"
@@ -483,6 +486,7 @@ def helper(client, socket_path, name):
 def main(socket_path):
     client = connect(socket_path)
     normalizer = Normalizer()
+    first_job = None
     called = set()
     for step, (name, arguments) in enumerate(STEPS):
         if name.startswith("="):
@@ -501,11 +505,19 @@ def main(socket_path):
                 result = call(client, name, resolve(client, arguments))
             if command == "addid" and isinstance(result, str):
                 result = "<id>"
+            if command in ("update", "rescan") and isinstance(result, str) and result.isdigit():
+                # Update jobs counted from the script's first: how many the daemon ran before it started
+                # (its scan at start, the harness's update, which an update under way refuses) varies.
+                if first_job is None:
+                    first_job = int(result)
+                result = "job+{}".format(int(result) - first_job)
         result = normalizer.result(result)
         if command == "listfiles" and isinstance(result, list):
             # mpd lists a directory's files in the order the file system gives them (readdir).
             result.sort(key=lambda entry: json.dumps(entry, sort_keys=True))
         line = {"step": step, "command": command, "call": text, "result": result}
+        if name.startswith("="):
+            line["helper"] = True
         print(json.dumps(line, ensure_ascii=False, sort_keys=True), flush=True)
     uncalled = sorted(known_commands() - called)
     print(json.dumps({"uncalled": uncalled}), flush=True)
