@@ -219,7 +219,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // Read at run time from the source tree, by path.
-            exclude: ["Transcripts", "python"],
+            exclude: ["Transcripts", "python", "Differential"],
             swiftSettings: strictSettings
         ),
     ]
