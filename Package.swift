@@ -89,7 +89,10 @@ let package = Package(
                 // SQLite's C interface, for the scan's inserts (the same system library GRDB links).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings,
+            // MPD's collation (`Collation`): the ICU that Foundation carries, whose C functions
+            // Foundation's own libraries do not export to its users.
+            linkerSettings: [.linkedLibrary("_FoundationICU")]
         ),
         .target(
             name: "PlayerClient",

@@ -84,7 +84,7 @@ extension MusicLibrary {
             guard
                 try writer.write(
                     db.cachedStatement(
-                        sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name"),
+                        sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.listing"),
                     arguments: [id], to: &response, flush: flush)
             else { return }
             let playlists = try RawStatement(
@@ -97,7 +97,8 @@ extension MusicLibrary {
                 response.field("Last-Modified", Self.timestamp(playlists.int64(1)))
                 if !Self.goesOn(&response, flush) { return }
             }
-            let directories = try RawStatement(db, "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY name")
+            let directories = try RawStatement(
+                db, "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY position")
             directories.bind(1, id)
             defer { directories.reset() }
             while try directories.next(db) {
@@ -136,8 +137,8 @@ extension MusicLibrary {
                 db, sql: "SELECT id, uri, mtime FROM directory WHERE \(range.sql) ORDER BY position",
                 arguments: range.arguments)
             let songs = try db.cachedStatement(
-                sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name")
-            let songURIs = try RawStatement(db, "SELECT uri FROM song WHERE directory = ? ORDER BY name")
+                sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.listing")
+            let songURIs = try RawStatement(db, "SELECT uri FROM song WHERE directory = ? ORDER BY listing")
             let playlists = try RawStatement(
                 db, "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
             defer {
@@ -178,6 +179,7 @@ extension MusicLibrary {
         try self.read { db in
             let (statement, arguments) = try self.songStatement(query, columns: SongBlockWriter.columns, db)
             var writer = SongBlockWriter(tagTypes: tagTypes)
+            writer.showsFormat = query.sort == nil
             _ = try writer.write(statement, arguments: arguments, to: &response, flush: flush)
         }
     }
@@ -236,7 +238,7 @@ extension MusicLibrary {
         try self.read { db in
             let directoryID = try RawStatement(db, "SELECT id FROM directory WHERE uri = ?")
             let song = try RawStatement(db, "SELECT 1 FROM song WHERE uri = ?")
-            let names = try RawStatement(db, "SELECT name FROM song WHERE directory = ? ORDER BY name")
+            let names = try RawStatement(db, "SELECT name FROM song WHERE directory = ? ORDER BY listing")
             defer {
                 directoryID.reset()
                 song.reset()

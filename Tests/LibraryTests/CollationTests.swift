@@ -1,0 +1,116 @@
+import ControlProtocol
+import Foundation
+import MusicTags
+import Testing
+
+@testable import Library
+
+/// MPD's order of names (ICU's root collation: case and accents fold first) and of a directory's
+/// songs (album, disc, track, name), as mpd 0.23.12 lists them here; empty directories last.
+@Suite struct CollationTests {
+    let all = Set(TagName.allCases)
+
+    @Test func namesFoldCaseAndAccentsFirst() {
+        let names = [
+            "Takk", "Zebra", "émilie", "apple", "Ágætis byrjun", "Apple", "坂本龍一", "Émilie Simon", "emilie", "Bee",
+        ]
+        // mpd 0.23.12's lsinfo of directories with these names, in its order.
+        let expected = [
+            "Ágætis byrjun", "apple", "Apple", "Bee", "emilie", "émilie", "Émilie Simon", "Takk", "Zebra", "坂本龍一",
+        ]
+        #expect(names.sorted(by: Collation.precedes) == expected)
+    }
+
+    @Test func keysEndInOneZeroAndCompareAsTheTexts() {
+        for text in ["", "a", "Ágætis", "坂本龍一", "caf\\xE9.mp3", String(repeating: "ü", count: 5000)] {
+            let key = Collation.key(text)
+            #expect(key.last == 0)
+            #expect(!key.dropLast().contains(0))
+        }
+        #expect(Collation.precedes("a", "B") && Collation.precedes("B", "c") && !Collation.precedes("c", "B"))
+    }
+
+    @Test func songsOfADirectoryGoByAlbumDiscTrackThenName() {
+        func tags(_ album: String?, disc: String? = nil, track: String? = nil) -> Tags {
+            var tags = Tags()
+            if let album { tags[.album] = [album] }
+            if let disc { tags[.disc] = [disc] }
+            if let track { tags[.track] = [track] }
+            return tags
+        }
+        // The Mixed folder of the differential suite's library, in the order mpd 0.23.12 lists it.
+        let songs: [(name: String, tags: Tags)] = [
+            ("a.mp3", tags("Zeta", track: "2")), ("b.mp3", tags("alpha", disc: "2", track: "1")),
+            ("c.mp3", tags("Alpha", disc: "1", track: "3")), ("d.mp3", tags(nil)), ("e.mp3", tags("Zeta", track: "1")),
+            ("Ω.mp3", tags("Ärger", track: "1")), ("f.mp3", tags("Zeta", track: "0")),
+            ("g.mp3", tags("Zeta", track: "-3")), ("h.mp3", tags("Zeta", track: "99999999999999999999999")),
+        ]
+        let ordered = songs.sorted {
+            Collation.songListingKey(name: $0.name, tags: $0.tags)
+                .lexicographicallyPrecedes(Collation.songListingKey(name: $1.name, tags: $1.tags))
+        }.map(\.name)
+        #expect(ordered == ["d.mp3", "b.mp3", "c.mp3", "Ω.mp3", "f.mp3", "g.mp3", "e.mp3", "a.mp3", "h.mp3"])
+    }
+
+    @Test func numbersAreReadAsStrtolReadsThem() {
+        #expect(Collation.leadingNumber("12/14") == 12)
+        #expect(Collation.leadingNumber("  7") == 7)
+        #expect(Collation.leadingNumber("+3") == 3)
+        #expect(Collation.leadingNumber("-3") == 0)
+        #expect(Collation.leadingNumber("x1") == 0)
+        #expect(Collation.leadingNumber("") == 0)
+        #expect(Collation.leadingNumber("99999999999999999999999") == Int64.max)
+    }
+
+    @Test func emptyDirectoriesComeAfterTheirParentsOtherDirectories() throws {
+        let tree = try ScannedTree()
+        for folder in ["0 empty", "Hollow/Inside", "A/0 Nothing"] {
+            try FileManager.default.createDirectory(
+                atPath: tree.music + "/" + folder, withIntermediateDirectories: true)
+        }
+        _ = try tree.update()
+        let all = self.all
+        let root = try tree.answer { response throws(Ack) in try tree.library.listInfo("", tagTypes: all, to: &response)
+        }
+        #expect(
+            root.split(separator: "\n").filter { $0.hasPrefix("directory: ") } == [
+                "directory: A", "directory: C", "directory: 0 empty", "directory: Hollow",
+            ])
+        let listing = try tree.answer { response throws(Ack) in
+            try tree.library.listAll("", info: false, tagTypes: all, to: &response) { _ in true }
+        }
+        #expect(
+            listing
+                == "file: root.mp3\ndirectory: A\nfile: A/x.mp3\ndirectory: A/B\nfile: A/B/y.mp3\ndirectory: A/0 Nothing\n"
+                + "directory: C\nfile: C/z.mp3\ndirectory: 0 empty\ndirectory: Hollow\ndirectory: Hollow/Inside\n")
+        let hollow = try tree.answer { response throws(Ack) in
+            try tree.library.listInfo("Hollow", tagTypes: all, to: &response)
+        }
+        #expect(hollow.hasPrefix("directory: Hollow/Inside\nLast-Modified: "))
+        // A song arriving puts its folders back in name order.
+        try FileManager.default.copyItem(atPath: tree.music + "/root.mp3", toPath: tree.music + "/Hollow/Inside/s.mp3")
+        _ = try tree.update()
+        let after = try tree.answer { response throws(Ack) in
+            try tree.library.listAll("", info: false, tagTypes: all, to: &response) { _ in true }
+        }
+        #expect(
+            after.hasSuffix(
+                "directory: C\nfile: C/z.mp3\ndirectory: Hollow\ndirectory: Hollow/Inside\nfile: Hollow/Inside/s.mp3\ndirectory: 0 empty\n"
+            ))
+    }
+
+    @Test func aSortedFindLeavesFormatOutAsMPDDoes() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        var query = LibraryQuery(filter: .compare(.tag(.artist), .equals, "", ignoringCase: false))
+        let plain = try tree.answer { response throws(Ack) in
+            try tree.library.find(query, tagTypes: self.all, to: &response) { _ in true }
+        }
+        #expect(plain.contains("Format: "))
+        query.sort = SortOrder(key: .tag(.title), descending: false)
+        let sorted = try tree.answer { response throws(Ack) in
+            try tree.library.find(query, tagTypes: self.all, to: &response) { _ in true }
+        }
+        #expect(sorted.contains("file: root.mp3\n") && !sorted.contains("Format: "))
+    }
+}
