@@ -87,8 +87,8 @@ public final class StoredPlaylists: Sendable {
 
     // MARK: - Reading
 
-    /// The playlists, sorted by name (byte order). Only regular files named `NAME.m3u` count: not a
-    /// bare `.m3u`, not a directory, not a name with a newline.
+    /// The playlists, in the order the directory gives them (`readdir`), as MPD lists them. Only regular
+    /// files named `NAME.m3u` count: not a bare `.m3u`, not a directory, not a name with a newline.
     public func list() throws(Ack) -> [Summary] {
         guard let stream = opendir(self.directory) else {
             throw Self.systemError("Failed to open playlist directory \(self.directory)")
@@ -108,7 +108,7 @@ public final class StoredPlaylists: Sendable {
             }
             summaries.append(Summary(name: name, lastModified: Int64(info.st_mtim.tv_sec)))
         }
-        return summaries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return summaries
     }
 
     /// Whether playlist `name` exists.

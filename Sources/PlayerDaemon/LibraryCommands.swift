@@ -63,14 +63,24 @@ extension Commands {
 
     private static func update(_ service: PlayerService, _ call: inout CommandCall, rescan: Bool) throws(Ack) {
         let library = try self.library(service, call)
-        let uri = MusicLibrary.normalized(call.optionalArgument(0) ?? "")
-        guard !QueueLoader.climbsUp(uri) else {
+        // As MPD: "" and "/" are the root; any other URI must be a plain relative path (no empty,
+        // `.` or `..` segment, so no leading or trailing slash either).
+        var uri = call.optionalArgument(0) ?? ""
+        if uri == "/" { uri = "" }
+        guard uri.isEmpty || Self.isSafeLocalURI(uri) else {
             throw Ack(.argument, "Malformed path", command: call.name)
         }
         do {
             call.response.field("updating_db", try library.update(uri, rescan: rescan))
         } catch {
             throw Ack(.updateAlready, "Update queue is full", command: call.name)
+        }
+    }
+
+    /// MPD's `uri_safe_local`: no segment is empty, `.` or `..`.
+    static func isSafeLocalURI(_ uri: String) -> Bool {
+        !uri.split(separator: "/", omittingEmptySubsequences: false).contains { segment in
+            segment.count <= 2 && segment.allSatisfy { $0 == "." }
         }
     }
 
@@ -112,15 +122,18 @@ extension Commands {
         ) { response in stream?.send(&response) ?? true }
     }
 
-    /// `listfiles [URI]`: what the directory holds on disk, music or not, with sizes and times.
+    /// `listfiles [URI]`: what the directory holds on disk, music or not, with sizes and times, in the
+    /// order the directory gives them, as MPD lists them; one it cannot open is MPD's ACK 52 naming
+    /// the path and the reason. A URI climbing out of the music directory is refused (MPD lists it).
     private static func listFiles(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         let library = try self.library(service, call)
         let uri = MusicLibrary.normalized(call.optionalArgument(0) ?? "")
         guard !QueueLoader.climbsUp(uri) else {
             throw Ack(.noExist, "No such directory", command: call.name)
         }
+        let path = library.path(of: uri)
         do {
-            for entry in try DirectoryListing.entries(of: library.path(of: uri)) {
+            for entry in try DirectoryListing.entries(of: path) {
                 call.response.field(entry.isDirectory ? "directory" : "file", entry.name)
                 if !entry.isDirectory {
                     call.response.field("size", Int(entry.size))
@@ -128,7 +141,7 @@ extension Commands {
                 call.response.field("Last-Modified", MusicLibrary.timestamp(entry.mtime))
             }
         } catch {
-            throw Ack(.noExist, "No such directory", command: call.name)
+            throw Ack(.system, "Failed to open \(path): \(error.reason)", command: call.name)
         }
     }
 
@@ -151,16 +164,51 @@ extension Commands {
         }
     }
 
-    /// `findadd`/`searchadd FILTER [sort] [window] [position]`: queues what the query selects.
+    /// `findadd`/`searchadd FILTER [sort] [window] [position POS]`: queues what the query selects, at
+    /// POS when given (`N`, or `+N`/`-N` from the current song), which is read, as MPD reads it,
+    /// before the songs are added.
     private static func findAdd(_ service: PlayerService, _ call: CommandCall, ignoringCase: Bool) async throws(Ack)
         -> CommandCall
     {
-        let query = try parseQuery(call, call.arguments[...], ignoringCase: ignoringCase, allowing: [.sort, .window])
+        var arguments = call.arguments[...]
+        var positionText: String?
+        if arguments.count >= 2, arguments[arguments.endIndex - 2] == "position" {
+            positionText = arguments.last
+            arguments = arguments.dropLast(2)
+        }
+        var position: Int?
+        if let positionText {
+            let name = call.name
+            position = try await self.read(service, call) { queue throws(Ack) in
+                try Self.insertPosition(positionText, count: queue.count, current: queue.currentPosition, command: name)
+            }
+        }
+        let query = try parseQuery(call, arguments, ignoringCase: ignoringCase, allowing: [.sort, .window])
         let paths = try await self.libraryWork(service, call) { library throws(Ack) in
             try library.songURIs(query).map { library.path(of: $0) }
         }
-        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: nil) }
+        let insertion = position
+        _ = try await edit(service, call) { queue throws(QueueError) in
+            try queue.add(paths, at: insertion.flatMap { $0 < queue.count ? $0 : nil })
+        }
         return call
+    }
+
+    /// MPD's `ParseInsertPosition`: `N` up to the queue's length, `+N` after the current song, `-N`
+    /// before it (ACK 55 `No current song` without one).
+    static func insertPosition(_ text: String, count: Int, current: Int?, command: String) throws(Ack) -> Int {
+        do throws(Ack) {
+            guard text.hasPrefix("+") || text.hasPrefix("-") else {
+                return try Argument.unsigned(text, maximum: count)
+            }
+            guard let current else { throw Ack(.playerSync, "No current song") }
+            let offset = String(text.dropFirst())
+            return text.hasPrefix("+")
+                ? current + 1 + (try Argument.unsigned(offset, maximum: count - current - 1))
+                : current - (try Argument.unsigned(offset, maximum: current))
+        } catch {
+            throw Ack(error.code, error.message, command: command)
+        }
     }
 
     /// `searchaddpl NAME FILTER...`: appends what the search selects to a stored playlist (made if

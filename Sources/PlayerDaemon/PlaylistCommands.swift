@@ -136,12 +136,17 @@ extension Commands {
     }
 
     /// `load NAME [START:END] [POS]`: queues the entries in the range (all by default; a range past the
-    /// end queues nothing), at POS or at the end. Entries that cannot be queued (gone, not MP3, a URL,
-    /// not readable by the client) are skipped, as MPD skips them.
+    /// end queues nothing), at POS (`N`, or `+N`/`-N` from the current song, as MPD reads it) or at the
+    /// end. Entries that cannot be queued (gone, not MP3, a URL, not readable by the client) are
+    /// skipped, as MPD skips them.
     private static func load(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let range = try call.optionalArgument(1).map { text throws(Ack) in try Argument.range(text) } ?? .all
-        let position = try call.optionalArgument(2).map { text throws(Ack) in
-            try Argument.unsigned(text, maximum: service.engine.status.queueLength)
+        var position: Int?
+        if let text = call.optionalArgument(2) {
+            let name = call.name
+            position = try await self.read(service, call) { queue throws(Ack) in
+                try Self.insertPosition(text, count: queue.count, current: queue.currentPosition, command: name)
+            }
         }
         let entries = try await entries(service, call)
         let start = min(range.start, entries.count)
@@ -161,7 +166,8 @@ extension Commands {
             return paths
         }
         guard !paths.isEmpty else { return call }
-        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
+        let insertion = position
+        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: insertion) }
         return call
     }
 
