@@ -127,6 +127,29 @@ public final class StoredPlaylists: Sendable {
         return try self.read(path)
     }
 
+    /// The entries of the playlist file `uri` in the music directory (an `.m3u` or `.m3u8`, read when
+    /// no stored playlist has the name, as MPD looks there next), nil when there is none. Relative
+    /// entries are taken from the playlist's own directory, `..` climbing from it as MPD squashes it
+    /// (an entry climbing out of the music directory is left out); absolute paths and URLs stay.
+    public func musicDirectoryEntries(of uri: String) -> [String]? {
+        guard let musicDirectory, uri.hasSuffix(".m3u") || uri.hasSuffix(".m3u8"),
+            let lines = try? self.read(musicDirectory + "/" + uri)
+        else { return nil }
+        let base = uri.split(separator: "/").dropLast().map(String.init)
+        return lines.compactMap { line in
+            guard !line.hasPrefix("/"), !line.contains("://") else { return line }
+            var segments = base
+            for segment in line.split(separator: "/") where segment != "." {
+                if segment == ".." {
+                    guard segments.popLast() != nil else { return nil }
+                } else {
+                    segments.append(String(segment))
+                }
+            }
+            return segments.joined(separator: "/")
+        }
+    }
+
     // MARK: - Changes
 
     /// `save`: writes `uris` as playlist `name`. `create` refuses an existing playlist (ACK 56

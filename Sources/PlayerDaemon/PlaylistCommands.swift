@@ -85,11 +85,22 @@ extension Commands {
         }
     }
 
+    /// The entries of playlist NAME: a stored playlist, else, as MPD looks next, a playlist file in the
+    /// music directory (`Album/list.m3u`), its entries relative to the music directory.
     private static func entries(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> [String] {
         let playlists = try storedPlaylists(service, call)
         let name = call.argument(0)
         do {
-            return try await FileSystemWork.run { _ throws(Ack) in try playlists.entries(of: name) }
+            return try await FileSystemWork.run { _ throws(Ack) in
+                do throws(Ack) {
+                    return try playlists.entries(of: name)
+                } catch {
+                    guard error.code == .noExist, Self.isSafeLocalURI(name),
+                        let entries = playlists.musicDirectoryEntries(of: name)
+                    else { throw error }
+                    return entries
+                }
+            }
         } catch {
             throw error.attributed(to: call.name, listIndex: 0)
         }

@@ -54,6 +54,27 @@ struct StoredPlaylistsTests {
         StoredPlaylists(directory: directory.path, musicDirectory: "/music", maximumLength: maximumLength)
     }
 
+    /// What mpd 0.23.12 lists for `listplaylist "Long/side.m3u"` (the differential suite's library).
+    @Test("a playlist file in the music directory: entries from its own directory")
+    func musicDirectoryPlaylist() throws {
+        let music = try TemporaryDirectory()
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: music.path + "/Long", withIntermediateDirectories: true)
+        try music.write(
+            "#EXTM3U\n02 Long Two.mp3\n./x/y.mp3\n../ant.mp3\n../../out.mp3\n/nowhere.mp3\n", to: "Long/side.m3u")
+        try music.write("a.mp3\n", to: "Long/notes.txt")
+        let playlists = StoredPlaylists(directory: directory.path, musicDirectory: music.path)
+        #expect(
+            playlists.musicDirectoryEntries(of: "Long/side.m3u") == [
+                "Long/02 Long Two.mp3", "Long/x/y.mp3", "ant.mp3", "/nowhere.mp3",
+            ])
+        #expect(playlists.musicDirectoryEntries(of: "Long/notes.txt") == nil)
+        #expect(playlists.musicDirectoryEntries(of: "Long/missing.m3u") == nil)
+        #expect(
+            StoredPlaylists(directory: directory.path, musicDirectory: nil).musicDirectoryEntries(of: "Long/side.m3u")
+                == nil)
+    }
+
     /// As mpd 0.23.12 lists them: as its `readdir` of the directory gives them, in no sorted order.
     @Test("listed in the directory's own order, as readdir gives them")
     func listedInDirectoryOrder() throws {

@@ -9,9 +9,9 @@ import Synchronization
 /// temporary directory: names with accents ("Ágætis byrjun", "Émilie"), CJK (坂本龍一), names that differ
 /// only in case, a compilation (Album Artist "Various Artists", several Artists), a multi-disc album,
 /// a directory mixing albums, discs and tracks (MPD orders a directory's songs by album, disc, track,
-/// then name), songs with no tags, a file name in Latin-1 bytes, nested folders and empty ones, a cover
-/// and a text file, and four 40 s songs to play. Stored playlists are written into each daemon's
-/// playlist directory before every sequence (`writePlaylists(into:)`).
+/// then name), songs with no tags, a file name in Latin-1 bytes, nested folders and empty ones, a cover,
+/// a text file, a hidden file, a playlist file, and four 40 s songs to play. Stored playlists are
+/// written into each daemon's playlist directory before every sequence (`writePlaylists(into:)`).
 enum DifferentialLibrary {
     /// One tagged song: its path and the tags lame writes (ID3v2.3, UTF-16).
     struct Song {
@@ -232,6 +232,10 @@ enum DifferentialLibrary {
             try manager.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
         }
         try Data("not music\n".utf8).write(to: URL(fileURLWithPath: root + "/Long/notes.txt"))
+        try Data("hidden\n".utf8).write(to: URL(fileURLWithPath: root + "/Long/.hidden.txt"))
+        // A playlist inside the music directory (lsinfo lists it; listplaylist and load read it).
+        try Data("02 Long Two.mp3\n../ant.mp3\n/nowhere.mp3\n".utf8).write(
+            to: URL(fileURLWithPath: root + "/Long/side.m3u"))
         let cover: [UInt8] =
             [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0x00] + [UInt8](repeating: 7, count: 300)
             + [0xFF, 0xD9]
