@@ -28,9 +28,10 @@ struct FilterSQL: Equatable, CustomStringConvertible {
             var base = directory
             while base.hasSuffix("/") { base.removeLast() }
             guard !base.isEmpty else { return .always }
+            // Inside the directory, or that song itself (MPD's `base` naming a song finds it).
             return FilterSQL(
-                sql: "(s.uri >= ? AND s.uri < ?)",
-                arguments: [(base + "/").databaseValue, (base + "0").databaseValue])
+                sql: "(s.uri = ? OR (s.uri >= ? AND s.uri < ?))",
+                arguments: [base.databaseValue, (base + "/").databaseValue, (base + "0").databaseValue])
         case .modifiedSince(let time):
             return FilterSQL(sql: "s.mtime >= ?", arguments: [time.databaseValue])
         case .addedSince(let time):

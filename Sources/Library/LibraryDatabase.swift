@@ -230,6 +230,10 @@ final class LibraryDatabase: Sendable {
                     try setBlock.execute(arguments: [reordered, row[0] as Int64])
                 }
             }
+            // Comment is no longer kept (`SongRecord.prepare`).
+            try db.execute(sql: "DELETE FROM tag WHERE name = \(TagName.comment.order)")
+            try db.execute(sql: "UPDATE song_text SET \(Self.textColumn(.comment)) = NULL")
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'tagged:\(TagName.comment.order)'")
             // Directories' positions follow the same order from the next update on.
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('derived_stale', 1)")
         }

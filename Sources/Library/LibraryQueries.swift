@@ -56,6 +56,26 @@ extension MusicLibrary {
         return try statement.next(db) ? statement.int64(0) : nil
     }
 
+    /// MPD starts a query's walk at its filter's first `base` among the parts every song must match
+    /// (`SongFilter::GetBase`): a base naming neither a directory nor a song is ACK 50 `No such
+    /// directory`, whatever else the filter says.
+    private func checkBase(_ filter: SongFilter?, _ db: Database) throws {
+        func firstBase(_ filter: SongFilter?) -> String? {
+            switch filter {
+            case .base(let directory): directory
+            case .and(let parts): parts.lazy.compactMap { firstBase($0) }.first
+            default: nil
+            }
+        }
+        guard let base = firstBase(filter) else { return }
+        let uri = Self.normalized(base)
+        guard !uri.isEmpty, try self.directoryID(uri, db) == nil else { return }
+        let song = try RawStatement(db, "SELECT 1 FROM song WHERE uri = ?")
+        song.bind(1, uri)
+        defer { song.reset() }
+        guard try song.next(db) else { throw Ack(.noExist, "No such directory") }
+    }
+
     /// Normalises a client's URI: no leading or trailing slashes (`lsinfo /` is the root).
     public static func normalized(_ uri: String) -> String {
         var text = Substring(uri)
@@ -177,6 +197,7 @@ extension MusicLibrary {
         _ query: LibraryQuery, tagTypes: Set<TagName>, to response: inout ResponseWriter, flush: ResponseFlush
     ) throws(Ack) {
         try self.read { db in
+            try self.checkBase(query.filter, db)
             let (statement, arguments) = try self.songStatement(query, columns: SongBlockWriter.columns, db)
             var writer = SongBlockWriter(tagTypes: tagTypes)
             writer.showsFormat = query.sort == nil
@@ -190,6 +211,7 @@ extension MusicLibrary {
     }
 
     private func songURIs(_ query: LibraryQuery, _ db: Database) throws -> [String] {
+        try self.checkBase(query.filter, db)
         var uris: [String] = []
         let (statement, arguments) = try self.songStatement(query, columns: "s.uri", db)
         let rows = try RawStatement(statement, arguments: arguments)
@@ -283,6 +305,7 @@ extension MusicLibrary {
         _ subject: ListSubject, query: LibraryQuery, to response: inout ResponseWriter, flush: ResponseFlush
     ) throws(Ack) {
         try self.read { db in
+            try self.checkBase(query.filter, db)
             let condition = FilterSQL.condition(query.filter)
             guard case .tag(let tag) = subject else {
                 let rows = try self.selectSongs(query, columns: "s.uri", db)
@@ -361,6 +384,7 @@ extension MusicLibrary {
     /// `count FILTER [group TAG]`: songs and whole seconds of music, per value of the group's tag.
     public func count(_ query: LibraryQuery, to response: inout ResponseWriter) throws(Ack) {
         try self.read { db in
+            try self.checkBase(query.filter, db)
             let condition = FilterSQL.condition(query.filter)
             guard let group = query.groups.last else {
                 let row = try Row.fetchOne(

@@ -35,7 +35,8 @@ struct SongRecord: Sendable {
         self.tagRows = []
         self.searchTexts = []
         for tag in TagName.allCases {
-            let (values, fallback) = self.effectiveValues(tag)
+            // Comment is not kept, as MPD keeps none by default: no filter, `list` or search finds it.
+            let (values, fallback) = tag == .comment ? ([], false) : self.effectiveValues(tag)
             guard !values.isEmpty else {
                 self.searchTexts.append(nil)
                 continue

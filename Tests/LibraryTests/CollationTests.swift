@@ -99,6 +99,36 @@ import Testing
             ))
     }
 
+    /// As mpd 0.23.12 answers `find base nowhere` (and count, list, findadd): it looks the base up first.
+    @Test func aBaseNamingNothingIsNoSuchDirectory() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        func find(_ filter: SongFilter) throws -> [String] {
+            ScannedTree.files(
+                try tree.answer { response throws(Ack) in
+                    try tree.library.find(LibraryQuery(filter: filter), tagTypes: self.all, to: &response) { _ in true }
+                })
+        }
+        #expect(try find(.base("A")) == ["A/x.mp3", "A/B/y.mp3"])
+        #expect(try find(.base("A/x.mp3")) == ["A/x.mp3"])
+        #expect(try find(.and([.compare(.tag(.title), .equals, "", ignoringCase: false), .base("")])) == ["root.mp3"])
+        for filter in [
+            SongFilter.base("nowhere"), .and([.compare(.file, .contains, "x", ignoringCase: false), .base("A/zz")]),
+        ] {
+            #expect(throws: Ack(.noExist, "No such directory")) { try find(filter) }
+            #expect(throws: Ack(.noExist, "No such directory")) {
+                try tree.library.songURIs(LibraryQuery(filter: filter))
+            }
+            #expect(throws: Ack(.noExist, "No such directory")) {
+                try tree.answer { response throws(Ack) in
+                    try tree.library.count(LibraryQuery(filter: filter), to: &response)
+                }
+            }
+        }
+        // A base inside a NOT is no place to start from: it filters.
+        #expect(try find(.not(.base("nowhere"))).count == 4)
+    }
+
     @Test func aSortedFindLeavesFormatOutAsMPDDoes() throws {
         let tree = try ScannedTree()
         _ = try tree.update()
