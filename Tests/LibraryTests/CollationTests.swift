@@ -1,5 +1,6 @@
 import ControlProtocol
 import Foundation
+import GRDB
 import MusicTags
 import Testing
 
@@ -97,6 +98,59 @@ import Testing
             after.hasSuffix(
                 "directory: C\nfile: C/z.mp3\ndirectory: Hollow\ndirectory: Hollow/Inside\nfile: Hollow/Inside/s.mp3\ndirectory: 0 empty\n"
             ))
+    }
+
+    /// A database made before the listing order (schema v1: no `listing` key, blocks in the old tag
+    /// order, comments kept) is brought up to it when opened, and its next update orders directories.
+    @Test func aDatabaseFromBeforeTheListingOrderIsMigrated() throws {
+        let root = NSTemporaryDirectory() + "collation-migration-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let music = root + "/music"
+        for (name, fixture) in [
+            ("b/z.mp3", "tagged-id3v1.mp3"), ("b/a.mp3", "one-second.mp3"), ("B2/x.mp3", "tagged-id3v23.mp3"),
+            ("a1/y.mp3", "one-second.mp3"),
+        ] {
+            try FileManager.default.createDirectory(
+                atPath: music + "/" + (name as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: ScannedTree.fixtures + "/" + fixture, toPath: music + "/" + name)
+        }
+        let path = root + "/library.db"
+        do {
+            let library = try MusicLibrary(musicDirectory: music, databasePath: path, watches: false) { _ in }
+            _ = try LibraryUpdate(database: library.database, musicDirectory: music, cancellation: nil).run(
+                uri: "", rescan: false)
+            library.shutdown()
+        }
+        // Back to what the schema was: no key, the old block order, a comment, byte-ordered positions.
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                try db.execute(sql: "DROP INDEX song_by_listing")
+                try db.execute(sql: "ALTER TABLE song DROP COLUMN listing")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v2 listing order'")
+                try db.execute(
+                    sql:
+                        "UPDATE song SET block = 'Album: Ágætis byrjun\nTitle: Motörhead Übung\nComment: old\n' WHERE uri = 'b/z.mp3'"
+                )
+                try db.execute(sql: "UPDATE directory SET position = 0")
+            }
+        }
+        let library = try MusicLibrary(musicDirectory: music, databasePath: path, watches: false) { _ in }
+        defer { library.shutdown() }
+        _ = try LibraryUpdate(database: library.database, musicDirectory: music, cancellation: nil).run(
+            uri: "", rescan: false)
+        let all = self.all
+        var response = ResponseWriter()
+        try library.listAll("", info: false, tagTypes: all, to: &response) { _ in true }
+        // Directories collated (a1, b, B2), songs without an album before those with one.
+        #expect(
+            response.text
+                == "directory: a1\nfile: a1/y.mp3\ndirectory: b\nfile: b/a.mp3\nfile: b/z.mp3\ndirectory: B2\nfile: B2/x.mp3\n"
+        )
+        var block = ResponseWriter()
+        try library.listInfo("b/z.mp3", tagTypes: all, to: &block)
+        #expect(block.text.contains("Title: Motörhead Übung\nAlbum: Ágætis byrjun\n"))
+        #expect(!block.text.contains("Comment"))
     }
 
     /// As mpd 0.23.12 answers `find base nowhere` (and count, list, findadd): it looks the base up first.
