@@ -87,7 +87,8 @@ final class DifferentialDaemon {
     let playlistDirectory: String
     private var connections: [Int: LineClient] = [:]
     private var pendingIdle: [Int: (line: Int, request: String)] = [:]
-    private var commandList: [Int: (line: Int, requests: [String])] = [:]
+    /// A command list being gathered: its first line, the requests to send, and as written.
+    private var commandList: [Int: (line: Int, requests: [String], written: [String])] = [:]
     private var answers: [DifferentialAnswer] = []
     /// The queue's version when the sequence started.
     private var baseVersion = 0
@@ -166,15 +167,18 @@ final class DifferentialDaemon {
             usleep(UInt32(Int(request.dropFirst(7)) ?? 0) * 1000)
             return
         }
+        // Answers are labelled with the request as written (ids and versions differ from run to run).
+        let written = request
         request = try self.substitutingIDs(in: request)
         if var list = self.commandList[index] {
             list.requests.append(request)
+            list.written.append(written)
             self.commandList[index] = list
             if request == "command_list_end" {
                 self.commandList[index] = nil
                 let client = try self.connection(index)
                 try client.send(bytes: Array(list.requests.map { $0 + "\n" }.joined().utf8))
-                self.record(line: list.line, list.requests.joined(separator: " ; "), try self.readAnswer(index))
+                self.record(line: list.line, list.written.joined(separator: " ; "), try self.readAnswer(index))
             }
             return
         }
@@ -182,7 +186,7 @@ final class DifferentialDaemon {
             if self.pendingIdle[index] != nil {
                 try self.finishIdle(on: index, sendingNoidleAfter: .seconds(2))
             }
-            self.commandList[index] = (line, [request])
+            self.commandList[index] = (line, [request], [written])
             return
         }
         if request == "noidle", self.pendingIdle[index] != nil {
@@ -195,10 +199,10 @@ final class DifferentialDaemon {
         let client = try self.connection(index)
         try client.send(line: request)
         if request == "idle" || request.hasPrefix("idle ") {
-            self.pendingIdle[index] = (line, request)
+            self.pendingIdle[index] = (line, written)
             return
         }
-        self.record(line: line, request, try self.readAnswer(index))
+        self.record(line: line, written, try self.readAnswer(index))
     }
 
     /// Reads the answer of a waiting `idle`: what comes within `wait`, else what `noidle` brings.
