@@ -29,6 +29,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var volume: Int? = 100
     /// The ReplayGain mode.
     public var replayGainMode: ReplayGainMode = .off
+    /// Crossfade and MixRamp settings.
+    public var crossfade = CrossfadeSettings()
     /// True while muted.
     public var isMuted = false
     /// The open song's PCM format.
@@ -104,7 +106,8 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
     /// The subsystems that differ between two statuses.
     public static func between(_ old: PlayerStatus, _ new: PlayerStatus) -> PlayerChanges {
         var changes: PlayerChanges = []
-        if old.state != new.state || old.entry != new.entry || old.error != new.error || old.seekCount != new.seekCount
+        if old.state != new.state || !QueueEntry.sameSong(old.entry, new.entry) || old.error != new.error
+            || old.seekCount != new.seekCount
             || old.resumesAt != new.resumesAt
         {
             changes.insert(.player)

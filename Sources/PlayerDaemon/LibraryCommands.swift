@@ -170,45 +170,20 @@ extension Commands {
     private static func findAdd(_ service: PlayerService, _ call: CommandCall, ignoringCase: Bool) async throws(Ack)
         -> CommandCall
     {
+        // `position POS` comes last, and MPD reads it before the filter.
         var arguments = call.arguments[...]
-        var positionText: String?
+        var position: String?
         if arguments.count >= 2, arguments[arguments.endIndex - 2] == "position" {
-            positionText = arguments.last
+            position = arguments.last
             arguments = arguments.dropLast(2)
-        }
-        var position: Int?
-        if let positionText {
-            let name = call.name
-            position = try await self.read(service, call) { queue throws(Ack) in
-                try Self.insertPosition(positionText, count: queue.count, current: queue.currentPosition, command: name)
-            }
+            try checkInsertPosition(position, service)
         }
         let query = try parseQuery(call, arguments, ignoringCase: ignoringCase, allowing: [.sort, .window])
         let paths = try await self.libraryWork(service, call) { library throws(Ack) in
             try library.songURIs(query).map { library.path(of: $0) }
         }
-        let insertion = position
-        _ = try await edit(service, call) { queue throws(QueueError) in
-            try queue.add(paths, at: insertion.flatMap { $0 < queue.count ? $0 : nil })
-        }
+        _ = try await insert(paths, at: position, service, call)
         return call
-    }
-
-    /// MPD's `ParseInsertPosition`: `N` up to the queue's length, `+N` after the current song, `-N`
-    /// before it (ACK 55 `No current song` without one).
-    static func insertPosition(_ text: String, count: Int, current: Int?, command: String) throws(Ack) -> Int {
-        do throws(Ack) {
-            guard text.hasPrefix("+") || text.hasPrefix("-") else {
-                return try Argument.unsigned(text, maximum: count)
-            }
-            guard let current else { throw Ack(.playerSync, "No current song") }
-            let offset = String(text.dropFirst())
-            return text.hasPrefix("+")
-                ? current + 1 + (try Argument.unsigned(offset, maximum: count - current - 1))
-                : current - (try Argument.unsigned(offset, maximum: current))
-        } catch {
-            throw Ack(error.code, error.message, command: command)
-        }
     }
 
     /// `searchaddpl NAME FILTER...`: appends what the search selects to a stored playlist (made if

@@ -17,6 +17,8 @@ public final class PlayerService: Sendable {
     public let configuration: DaemonConfiguration
     let songs: SongInfoCache
     let hub = ChangeHub()
+    /// The clients' channels and messages (`subscribe`, `sendmessage` ...).
+    let channels = ChannelRegistry()
     /// Recent quick library answers, until the database changes.
     let answers = QueryAnswerCache()
     /// The last `status` answer, while it holds.
@@ -28,6 +30,10 @@ public final class PlayerService: Sendable {
     let storedPlaylists: StoredPlaylists?
     /// The sound card's mixer, with `--mixer hardware`.
     let cardMixer: CardMixer?
+    /// The sticker database, when one is configured and could be opened.
+    let stickers: StickerDatabase?
+    /// playerd's play statistics, kept as stickers.
+    let playStatistics: PlayStatistics?
 
     /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
     /// library when one is configured (a library that cannot be opened is logged, and playerd runs
@@ -72,6 +78,7 @@ public final class PlayerService: Sendable {
                     tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
             }
         }
+        self.stickers = Commands.openStickers(configuration, logger: logger)
         self.storedPlaylists = configuration.playlistDirectory.map {
             StoredPlaylists(
                 directory: $0, musicDirectory: configuration.musicDirectory,
@@ -104,6 +111,16 @@ public final class PlayerService: Sendable {
         self.engine = engine
         self.cardMixer?.attach(to: engine)
         self.startedAt = engine.now()
+        if configuration.recordsPlayStatistics, let stickers = self.stickers,
+            let musicDirectory = configuration.musicDirectory
+        {
+            let statistics = PlayStatistics(
+                engine: engine, stickers: stickers, hub: hub, musicDirectory: musicDirectory, logger: logger)
+            statistics.start()
+            self.playStatistics = statistics
+        } else {
+            self.playStatistics = nil
+        }
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
         engine.observe { changes in
             if changes.contains(.output) {
@@ -127,6 +144,7 @@ public final class PlayerService: Sendable {
     /// Stops playback and the audio thread, and the library's update (what it wrote stays).
     public func shutdown() {
         self.cardMixer?.stop()
+        self.playStatistics?.stop()
         self.library?.shutdown()
         self.engine.shutdown()
     }
@@ -190,6 +208,7 @@ public final class PlayerService: Sendable {
         command: String,
         cancellation: WalkCancellation
     ) throws(Ack) -> [String] {
+        try Self.checkScheme(uri, command: command)
         var path = uri
         if path.hasPrefix("file://") {
             path.removeFirst("file://".count)
@@ -233,6 +252,15 @@ public final class PlayerService: Sendable {
             throw Ack(code, error.description, command: command)
         }
         return result.paths
+    }
+
+    /// MPD's refusal of a URI whose scheme it has no input plugin for (`bogus://x`): playerd reads
+    /// local files only, so every scheme but `file://` is refused (`urlhandlers` lists just that one).
+    static func checkScheme(_ uri: String, command: String) throws(Ack) {
+        guard !uri.hasPrefix("/"), let separator = uri.range(of: "://") else { return }
+        let scheme = uri[..<separator.lowerBound]
+        guard !scheme.isEmpty, !scheme.contains("/"), scheme != "file" else { return }
+        throw Ack(.argument, "Unsupported URI scheme", command: command)
     }
 
     /// Whether a file's suffix is one playerd plays (MP3) or expands (M3U playlists).
@@ -297,6 +325,7 @@ public final class PlayerService: Sendable {
         let info = self.songs.info(for: entry.path)
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
-            id: entry.id, tagTypes: tagTypes, lastModified: info.lastModified, format: info.format, to: &response)
+            id: entry.id, priority: entry.priority, tagTypes: tagTypes, lastModified: info.lastModified,
+            format: info.format, range: entry.range, to: &response)
     }
 }

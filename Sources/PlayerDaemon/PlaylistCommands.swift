@@ -152,13 +152,8 @@ extension Commands {
     /// skipped, as MPD skips them.
     private static func load(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let range = try call.optionalArgument(1).map { text throws(Ack) in try Argument.range(text) } ?? .all
-        var position: Int?
-        if let text = call.optionalArgument(2) {
-            let name = call.name
-            position = try await self.read(service, call) { queue throws(Ack) in
-                try Self.insertPosition(text, count: queue.count, current: queue.currentPosition, command: name)
-            }
-        }
+        let position = call.optionalArgument(2)
+        try checkInsertPosition(position, service)
         let entries = try await entries(service, call)
         let start = min(range.start, entries.count)
         let selected = Array(entries[start..<min(range.end ?? entries.count, entries.count)])
@@ -177,8 +172,7 @@ extension Commands {
             return paths
         }
         guard !paths.isEmpty else { return call }
-        let insertion = position
-        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: insertion) }
+        _ = try await insert(paths, at: position, service, call)
         return call
     }
 

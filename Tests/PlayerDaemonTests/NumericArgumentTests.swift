@@ -28,8 +28,7 @@ struct NumericArgumentTests {
     ///   lands 11 ms in), or to the song's end. A time past the end within that is the end in both.
     /// - (id) mpd hands out ids from 0 and reuses them; playerd's start at 1 and never repeat, so id 0
     ///   names no song (ACK 50, as mpd answers for an id it does not have).
-    /// - (open) `move -1 TO`: playerd moves the whole queue, as it takes `START:` ranges; mpd 0.23
-    ///   refuses open ranges in `move` (`Open-ended range not supported`).
+    /// - (0.24) MPD 0.24's `sticker` additions (`inc`, `find ... window`), which 0.23 refuses.
     static let places: [(request: String, answers: String)] = [
         ("play X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("playid X", "50 OK 2 2 2 2 2 2 2 2 2 2"),  // (id)
@@ -49,11 +48,25 @@ struct NumericArgumentTests {
         ("delete X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("delete 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("deleteid X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
-        ("move X 0", "OK OK 2 2 2 2 2 2 2 2 2 2"),  // (open) mpd: OK 2 2 2 2 2 2 2 2 2 2 2
+        ("move X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("move 0:X 0", "2 2 2 2 2 2 2 2 2 2 2 2"),
         ("move 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("moveid X 0", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
         ("moveid ID X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swap X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swap 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swapid X ID", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("swapid ID X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("prio X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prio 0 X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("prio 0 X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prioid X ID", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prioid 0 X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("addtagid X artist x", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0, its local song
+        ("cleartagid X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0, its local song
         ("playlistinfo X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("playlistinfo X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("playlistinfo 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
@@ -84,6 +97,15 @@ struct NumericArgumentTests {
         ("findadd \"(file == 'x')\" window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchadd any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchaddpl pl2 any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("sticker find song \"\" n window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),  // (0.24) mpd 0.23: 2 (bad operator)
+        // (0.24) mpd 0.23 has no `inc` (bad request); 0.24 adds as SQLite adds, whatever the text.
+        ("sticker inc song stereo-44k-cbr.mp3 n X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("crossfade X", "OK 2 OK 2 2 2 2 2 2 2 2 2"),
+        ("mixrampdb X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("mixrampdelay X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("rangeid X 1:2", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0 (its current song)
+        ("rangeid ID X:", "4 2 4 4 2 4 4 4 4 4 4 2"),
+        ("rangeid ID 0:X", "4 2 4 4 2 4 4 4 4 4 4 2"),
         // playerd's own, in MPD's style: a time in seconds, positive; `sleeptimer` also takes `end` and
         // `off`. Centuries are accepted (the timer never fires); what a song time refuses is refused.
         ("pausefor X", "2 2 OK 2 2 2 OK 2 2 2 2 2"),
@@ -94,9 +116,13 @@ struct NumericArgumentTests {
     static let withoutNumbers: Set = [
         "status", "currentsong", "stats", "replay_gain_status", "replay_gain_mode", "stop", "next", "previous",
         "getvol", "clear", "outputs", "tagtypes", "config", "commands", "notcommands", "urlhandlers", "decoders",
-        "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
+        "ping", "password", "close", "idle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
-        "listfiles", "clearerror", "playnow",
+        "listfiles", "clearerror", "playnow", "playlist", "playlistfind", "playlistsearch",
+        // Channels; mounts and kill; a song's own data.
+        "subscribe", "unsubscribe", "channels", "sendmessage", "readmessages",
+        "listmounts", "mount", "unmount", "kill",
+        "readcomments", "getfingerprint",
     ]
 
     @Test("the places cover every command that takes a number, each with an answer for every value")

@@ -298,10 +298,13 @@ enum DifferentialNormalizer {
 
 /// The suite's rows of MPD-DIFFERENCES.md (its section "The differential suite"): each names the
 /// requests it covers (patterns with `*`), and what may differ there: `key NAME` (that key's values),
-/// `order` (the entries' order: compared as a set), or `answer` (anything).
+/// `extra LINE` (a line only playerd's answer has), `order` (the entries' order: compared as a set),
+/// `escape` (a byte that is not UTF-8), or `answer` (anything).
 struct DifferentialDeliberate: Sendable {
     enum Allowance: Sendable, Hashable {
         case key(String)
+        /// A line only playerd's answer has.
+        case extra(String)
         case order
         case escape
         case answer
@@ -350,6 +353,8 @@ struct DifferentialDeliberate: Sendable {
                     allowances.append(.answer)
                 } else if span.hasPrefix("key ") {
                     allowances.append(.key(String(span.dropFirst(4))))
+                } else if span.hasPrefix("extra ") {
+                    allowances.append(.extra(String(span.dropFirst(6))))
                 } else {
                     throw HarnessError("MPD-DIFFERENCES.md line \(index + 1): unknown allowance `\(span)`")
                 }
@@ -394,6 +399,12 @@ struct DifferentialDeliberate: Sendable {
                         let before = mpd == playerd
                         mpd = masked(mpd)
                         playerd = masked(playerd)
+                        if !before && mpd == playerd { applied = true }
+                    }
+                case .extra(let line):
+                    if playerd.contains(line) && !mpd.contains(line) {
+                        let before = mpd == playerd
+                        playerd.removeAll { $0 == line }
                         if !before && mpd == playerd { applied = true }
                     }
                 case .escape:
