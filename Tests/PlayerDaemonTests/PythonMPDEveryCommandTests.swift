@@ -129,21 +129,6 @@ struct PythonMPDEveryCommandTests {
             for step in steps { defects[step] = note }
         }
         add(
-            "names in byte order, not collated as mpd's (\"Takk\" before \"Ágætis byrjun\"): the library's collated order, landing on main",
-            [
-                "17 lsinfo('Sigur Rós')", "20 listall('Sigur Rós')", "24 find('artist', 'Sigur Rós')",
-                "28 search('any', 'sigur')", "92 playlistinfo()", "111 playlist()",
-            ])
-        add("tagtypes lists Comment, which mpd 0.23 leaves out unless metadata_to_use names it", ["3 tagtypes()"])
-        add(
-            "listfiles of a missing directory: mpd ACK [52@0] {listfiles} Failed to open PATH: No such file or directory",
-            ["23 listfiles('nope')"])
-        add(
-            "find ... sort: mpd's song blocks carry no Format: line",
-            [
-                "25 find(\"(Album == 'Album')\", 'sort', 'Title', 'window', (1, 3))"
-            ])
-        add(
             Self.versionDefect + ": mpd's addid URI POS adds 2 (append, then move), findadd 1 per song added",
             [
                 "65 status()", "131 status()", "135 status()", "147 status()", "154 status()", "156 status()",
