@@ -60,10 +60,13 @@ final class OutputLog: Sendable {
     private let last: Mutex<[OutputStatus]>
     private let logger: Logger
     private let queue = DispatchQueue(label: "playerd.output-log")
+    /// The partition whose engine it watches; named in the log unless it is the default one.
+    private let partition: String
 
-    init(initial: [OutputStatus], logger: Logger) {
+    init(initial: [OutputStatus], logger: Logger, partition: String = PartitionRegistry.defaultName) {
         self.last = Mutex(initial)
         self.logger = logger
+        self.partition = partition
     }
 
     /// Logs how `outputs` differ from the ones logged last.
@@ -80,7 +83,9 @@ final class OutputLog: Sendable {
     }
 
     private func log(from old: OutputStatus, to new: OutputStatus) {
-        let name = "output \"\(new.name)\""
+        let name =
+            self.partition == PartitionRegistry.defaultName
+            ? "output \"\(new.name)\"" : "output \"\(new.name)\" (partition \(self.partition))"
         if old.isEnabled != new.isEnabled {
             self.logger.info("\(name) \(new.isEnabled ? "enabled" : "disabled")")
         }

@@ -9,40 +9,50 @@ import PlayerCore
     import Glibc
 #endif
 
-/// What every client's commands act on: the audio engine, the song-info cache, the configuration.
+/// What a client's commands act on: its partition's player (MPD's `Partition`: an audio engine with
+/// its own thread, queue, modes, volume and outputs), and through it what all partitions share (the
+/// configuration, the library, the song-info cache). Each client is in one partition, `default` until
+/// it says `partition NAME`.
 public final class PlayerService: Sendable {
-    /// The player.
+    /// The partition's name.
+    public let name: String
+    /// The partition's player.
     public let engine: AudioEngine
-    /// The daemon's settings.
-    public let configuration: DaemonConfiguration
-    let songs: SongInfoCache
-    let hub = ChangeHub()
-    /// Recent quick library answers, until the database changes.
-    let answers = QueryAnswerCache()
+    /// What all partitions share.
+    let shared: DaemonShared
     /// The last `status` answer, while it holds.
     let statusAnswers = StatusAnswerCache()
-    let startedAt: Int64
-    /// The music library, when there is a music directory and a database for it.
-    let library: MusicLibrary?
-    /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
-    let storedPlaylists: StoredPlaylists?
-    /// The sound card's mixer, with `--mixer hardware`.
+    /// The sound card's mixer, with `--mixer hardware` (the default partition's only).
     let cardMixer: CardMixer?
 
-    /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
-    /// library when one is configured (a library that cannot be opened is logged, and playerd runs
-    /// without it).
-    public init(
+    /// The daemon's settings.
+    public var configuration: DaemonConfiguration { self.shared.configuration }
+    var songs: SongInfoCache { self.shared.songs }
+    /// When the daemon started, on the engine's clock.
+    var startedAt: Int64 { self.shared.startedAt }
+    var hub: ChangeHub { self.shared.hub }
+    /// Recent quick library answers, until the database changes.
+    var answers: QueryAnswerCache { self.shared.answers }
+    /// The music library, when there is a music directory and a database for it.
+    var library: MusicLibrary? { self.shared.library }
+    /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
+    var storedPlaylists: StoredPlaylists? { self.shared.storedPlaylists }
+    /// Every partition, `default` first.
+    var partitions: PartitionRegistry { self.shared.partitions }
+
+    /// Starts the default partition's engine on the configured outputs with `context` (a restored
+    /// queue, say), and opens the library when one is configured (a library that cannot be opened is
+    /// logged, and playerd runs without it).
+    public convenience init(
         configuration: DaemonConfiguration, context: PlayerContext? = nil,
         logger: Logger = Logger(label: "playerd")
     ) {
-        self.configuration = configuration
-        let hub = self.hub
         let songs = SongInfoCache()
-        self.songs = songs
+        let hub = ChangeHub()
+        let library: MusicLibrary?
         if let musicDirectory = configuration.musicDirectory, let libraryPath = configuration.libraryPath {
             do {
-                self.library = try MusicLibrary(musicDirectory: musicDirectory, databasePath: libraryPath) { event in
+                library = try MusicLibrary(musicDirectory: musicDirectory, databasePath: libraryPath) { event in
                     switch event {
                     case .updateStarted:
                         hub.broadcast([.update])
@@ -58,12 +68,12 @@ public final class PlayerService: Sendable {
                 }
             } catch {
                 logger.error("library \(libraryPath): \(error); running without a library")
-                self.library = nil
+                library = nil
             }
         } else {
-            self.library = nil
+            library = nil
         }
-        if let library = self.library {
+        if let library {
             let prefix = library.musicDirectory + "/"
             songs.setSource { path in
                 guard path.hasPrefix(prefix), let facts = library.songFacts(String(path.dropFirst(prefix.count)))
@@ -72,39 +82,69 @@ public final class PlayerService: Sendable {
                     tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
             }
         }
-        self.storedPlaylists = configuration.playlistDirectory.map {
+        let storedPlaylists = configuration.playlistDirectory.map {
             StoredPlaylists(
                 directory: $0, musicDirectory: configuration.musicDirectory,
                 maximumLength: configuration.maximumQueueLength)
         }
+        let shared = DaemonShared(
+            configuration: configuration, songs: songs, hub: hub, library: library, storedPlaylists: storedPlaylists,
+            logger: logger)
+        self.init(name: PartitionRegistry.defaultName, shared: shared, context: context)
+        // The default partition holds every configured output; it cannot be refused (it is the first).
+        try? shared.partitions.add(
+            self, slots: configuration.outputs.indices.map { OutputSlot(output: $0, isPresent: true) })
+    }
+
+    /// Starts a partition's engine: the default one on the configured outputs, another with every
+    /// output switched off and none in its list (MPD's new partitions have no outputs until
+    /// `moveoutput`), and so no volume to show.
+    init(name: String, shared: DaemonShared, context: PlayerContext? = nil) {
+        let configuration = shared.configuration
+        let logger = shared.logger
+        let isDefault = name == PartitionRegistry.defaultName
+        self.name = name
+        self.shared = shared
+        let hub = shared.hub
         var context =
             context
             ?? PlayerContext(
                 queue: Queue(maximumLength: configuration.maximumQueueLength),
                 releasesOutputOnPause: configuration.releasesOutputOnPause)
         context.replayGainSettings = configuration.replayGain
-        var engineConfiguration = EngineConfiguration(outputs: configuration.outputs.map(OutputDefinition.init))
+        var definitions = configuration.outputs.map(OutputDefinition.init)
+        if !isDefault {
+            for index in definitions.indices { definitions[index].isEnabled = false }
+        }
+        var engineConfiguration = EngineConfiguration(outputs: definitions)
         engineConfiguration.scalesVolume = configuration.mixer == .software
         switch configuration.mixer {
         case .software:
             self.cardMixer = nil
+            if !isDefault {
+                context.mirrorVolume(nil)
+            }
         case .none:
             self.cardMixer = nil
             context.mirrorVolume(nil)
         case .hardware(let control, let device):
-            // The card's level, not the state file's, is the volume: other programs may have moved it.
-            let cardMixer = CardMixer(
-                device: MixerChoice.ctlDevice(given: device, outputs: configuration.outputs), control: control,
-                logger: logger)
-            cardMixer.start()
-            context.mirrorVolume(cardMixer.volume())
-            self.cardMixer = cardMixer
+            if isDefault {
+                // The card's level, not the state file's, is the volume: other programs may have moved it.
+                let cardMixer = CardMixer(
+                    device: MixerChoice.ctlDevice(given: device, outputs: configuration.outputs), control: control,
+                    logger: logger)
+                cardMixer.start()
+                context.mirrorVolume(cardMixer.volume())
+                self.cardMixer = cardMixer
+            } else {
+                self.cardMixer = nil
+                context.mirrorVolume(nil)
+            }
         }
         let engine = AudioEngine(configuration: engineConfiguration, context: context)
         self.engine = engine
         self.cardMixer?.attach(to: engine)
-        self.startedAt = engine.now()
-        let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
+        let outputLog = OutputLog(initial: engine.status.outputs, logger: logger, partition: name)
         engine.observe { changes in
             if changes.contains(.output) {
                 outputLog.note(engine.status.outputs)
@@ -124,10 +164,19 @@ public final class PlayerService: Sendable {
         _ = try? self.library?.update("")
     }
 
-    /// Stops playback and the audio thread, and the library's update (what it wrote stays).
+    /// Stops playback and the audio threads of every partition, and the library's update (what it
+    /// wrote stays).
     public func shutdown() {
-        self.cardMixer?.stop()
+        for partition in self.partitions.removeAll() where partition !== self {
+            partition.shutdownPartition()
+        }
+        self.shutdownPartition()
         self.library?.shutdown()
+    }
+
+    /// Stops this partition's playback and audio thread (blocks until the thread has ended).
+    func shutdownPartition() {
+        self.cardMixer?.stop()
         self.engine.shutdown()
     }
 
@@ -280,7 +329,7 @@ public final class PlayerService: Sendable {
     func writeStatus(to response: inout ResponseWriter) {
         let job = self.library?.runningJob
         self.statusAnswers.answer(self.engine.status, job: job, to: &response) { status, response in
-            Answer.status(status, now: self.engine.now(), to: &response)
+            Answer.status(status, now: self.engine.now(), partition: self.name, to: &response)
             if let job {
                 response.field("updating_db", job)
             }

@@ -1,0 +1,112 @@
+import Audio
+import ControlProtocol
+import Library
+import Logging
+import PlayerCore
+import Synchronization
+
+/// What every partition shares: the configuration, the library and its caches, the stored playlists,
+/// the change hub, and the partitions themselves (MPD's `Instance`).
+final class DaemonShared: Sendable {
+    /// The daemon's settings.
+    let configuration: DaemonConfiguration
+    let songs: SongInfoCache
+    /// Fans changes out to the clients: the daemon's to all of them, a partition's to its own.
+    let hub: ChangeHub
+    /// Recent quick library answers, until the database changes.
+    let answers = QueryAnswerCache()
+    /// The music library, when there is a music directory and a database for it.
+    let library: MusicLibrary?
+    /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
+    let storedPlaylists: StoredPlaylists?
+    /// The partitions, `default` first.
+    let partitions = PartitionRegistry()
+    /// When the daemon started, on the engines' clock (`uptime`).
+    let startedAt = MonotonicClock().now()
+    let logger: Logger
+
+    init(
+        configuration: DaemonConfiguration, songs: SongInfoCache, hub: ChangeHub, library: MusicLibrary?,
+        storedPlaylists: StoredPlaylists?, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.songs = songs
+        self.hub = hub
+        self.library = library
+        self.storedPlaylists = storedPlaylists
+        self.logger = logger
+    }
+}
+
+/// One place in a partition's list of outputs (MPD's `outputs` there): an output of the daemon's
+/// configuration, by its index, that plays here, or a dummy left where an output was before
+/// `moveoutput` took it elsewhere (MPD keeps them so that the other outputs keep their ids).
+struct OutputSlot: Sendable, Equatable {
+    /// The output's index in the configuration (and in every engine's outputs).
+    var output: Int
+    /// False for the dummy left behind by `moveoutput`.
+    var isPresent: Bool
+}
+
+/// The partitions (MPD's `Instance::partitions`), in the order they were made, `default` first, each
+/// with the outputs it lists. Every engine is given all the configured outputs; a partition plays only
+/// on those present in its slots (the others stay switched off in its engine), and each output is
+/// present in exactly one partition.
+final class PartitionRegistry: Sendable {
+    /// MPD's "arbitrary limit for now".
+    static let maximumCount = 16
+    static let defaultName = "default"
+
+    struct Entry {
+        var service: PlayerService
+        var slots: [OutputSlot]
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    /// MPD's rule for partition names: ASCII letters and digits, `-` and `_`, at least one.
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
+    }
+
+    /// The partition named `name`.
+    func find(_ name: String) -> PlayerService? {
+        self.entries.withLock { entries in entries.first { $0.service.name == name }?.service }
+    }
+
+    /// Every partition, in order.
+    var all: [PlayerService] { self.entries.withLock { $0.map(\.service) } }
+
+    /// The partitions' names, in order.
+    var names: [String] { self.entries.withLock { $0.map(\.service.name) } }
+
+    /// The outputs partition `name` lists, in its order.
+    func slots(of name: String) -> [OutputSlot] {
+        self.entries.withLock { entries in entries.first { $0.service.name == name }?.slots ?? [] }
+    }
+
+    /// Adds `service` with `slots`, unless its name is taken or the limit is reached.
+    func add(_ service: PlayerService, slots: [OutputSlot]) throws(Ack) {
+        try self.entries.withLock { entries throws(Ack) in
+            guard !entries.contains(where: { $0.service.name == service.name }) else {
+                throw Ack(.exist, "name already exists")
+            }
+            guard entries.count < Self.maximumCount else {
+                throw Ack(.unknown, "too many partitions")
+            }
+            entries.append(Entry(service: service, slots: slots))
+        }
+    }
+
+    /// Forgets every partition (at shutdown: they refer to the registry through the shared part).
+    func removeAll() -> [PlayerService] {
+        self.entries.withLock { entries in
+            defer { entries.removeAll() }
+            return entries.map(\.service)
+        }
+    }
+}
