@@ -155,7 +155,7 @@ public final class PlayerService: Sendable {
             if changes.contains(.playlist) { subsystems.insert(.playlist) }
             if changes.contains(.options) { subsystems.insert(.options) }
             if changes.contains(.output) { subsystems.insert(.output) }
-            hub.broadcast(subsystems)
+            hub.broadcast(subsystems, partition: name)
         }
     }
 
