@@ -16,6 +16,8 @@ struct SessionSettings: Sendable {
     /// What the client may do: set when it connects (see `ClientOrigin`), until a `password` grants
     /// what that password grants.
     var permission = Permission.all
+    /// The partition the client's commands act on (`partition NAME`).
+    var partition = PartitionRegistry.defaultName
 
     /// True for a client on this machine.
     var isLocal: Bool { self.remoteHost == nil }

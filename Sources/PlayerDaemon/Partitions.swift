@@ -102,11 +102,52 @@ final class PartitionRegistry: Sendable {
         }
     }
 
+    /// Removes partition `name` (never `default`) when `mayRemove` allows it (asked under the lock, with
+    /// whether an output still plays there); returns it.
+    func remove(_ name: String, mayRemove: (_ holdsOutputs: Bool) throws(Ack) -> Void) throws(Ack) -> PlayerService {
+        try self.entries.withLock { entries throws(Ack) in
+            guard let index = entries.firstIndex(where: { $0.service.name == name }) else {
+                throw Ack(.noExist, "no such partition")
+            }
+            guard index != 0 else {
+                throw Ack(.unknown, "cannot delete the default partition")
+            }
+            try mayRemove(entries[index].slots.contains { $0.isPresent })
+            return entries.remove(at: index).service
+        }
+    }
+
     /// Forgets every partition (at shutdown: they refer to the registry through the shared part).
     func removeAll() -> [PlayerService] {
         self.entries.withLock { entries in
             defer { entries.removeAll() }
             return entries.map(\.service)
+        }
+    }
+
+    /// What `moveoutput` does to the lists: the output `outputName` of the configuration, present in
+    /// another partition, becomes a dummy there and present in `destination` (in its old place there,
+    /// if it left a dummy, else at the end). Nil when no other partition has it present; `source` nil
+    /// when it is present in `destination` already (nothing to do).
+    func move(output index: Int, to destination: String) -> (source: PlayerService?, output: Int)? {
+        self.entries.withLock { entries -> (source: PlayerService?, output: Int)? in
+            guard let target = entries.firstIndex(where: { $0.service.name == destination }) else { return nil }
+            if entries[target].slots.contains(OutputSlot(output: index, isPresent: true)) {
+                return (nil, index)
+            }
+            guard
+                let owner = entries.firstIndex(where: {
+                    $0.slots.contains(OutputSlot(output: index, isPresent: true))
+                }),
+                let place = entries[owner].slots.firstIndex(of: OutputSlot(output: index, isPresent: true))
+            else { return nil }
+            entries[owner].slots[place].isPresent = false
+            if let dummy = entries[target].slots.firstIndex(of: OutputSlot(output: index, isPresent: false)) {
+                entries[target].slots[dummy].isPresent = true
+            } else {
+                entries[target].slots.append(OutputSlot(output: index, isPresent: true))
+            }
+            return (entries[owner].service, index)
         }
     }
 }

@@ -97,6 +97,8 @@ struct NumericArgumentTests {
         "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
         "listfiles", "clearerror", "playnow",
+        // Partitions: names only.
+        "partition", "listpartitions", "newpartition", "delpartition", "moveoutput",
     ]
 
     @Test("the places cover every command that takes a number, each with an answer for every value")

@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// MPD's partitions end to end: each one a player of its own, playing its own songs on its own
+/// outputs at the same time as the others; idle events that stay in their partition; `delpartition`,
+/// `moveoutput`; and the answers compared with the real mpd's.
+@Suite(.serialized)
+struct PartitionTests {
+    /// playerd with the paced null outputs `names`, and `more` flags.
+    private static func options(_ names: [String], _ more: [String] = [], stateFile: String? = nil)
+        -> RunningPlayerd.Options
+    {
+        var options = RunningPlayerd.Options()
+        options.output = "null,name=\(names[0])"
+        options.extraArguments = names.dropFirst().flatMap { ["--output", "null,name=\($0)"] } + more
+        options.stateFile = stateFile
+        return options
+    }
+
+    /// The data bytes of a WAV file (what follows its 44-byte header).
+    private static func wavDataBytes(_ path: String) -> Int {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let size = attributes[.size] as? Int
+        else { return -1 }
+        return size - 44
+    }
+
+    @Test("two partitions play different songs at once, each on its own outputs, recorded frame for frame")
+    func twoRoomsPlayAtOnce() throws {
+        let directory = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let kitchen = directory + "/kitchen.wav"
+        let hall = directory + "/hall.wav"
+        // Each room: a paced null output that keeps time, and a recorder following it.
+        let more = ["--output", "wav:\(kitchen),name=KitchenRecorder", "--output", "wav:\(hall),name=HallRecorder"]
+        try withPlayerd(Self.options(["Kitchen", "Hall"], more)) { daemon in
+            let first = try daemon.connect()
+            let second = try daemon.connect()
+            #expect(try second.command("newpartition hall") == ["OK"])
+            #expect(try second.command("partition hall") == ["OK"])
+            #expect(try second.command("moveoutput Hall") == ["OK"])
+            #expect(try second.command("moveoutput HallRecorder") == ["OK"])
+            #expect(
+                try second.command("outputs") == [
+                    "outputid: 0", "outputname: Hall", "plugin: null", "outputenabled: 1",
+                    "outputid: 1", "outputname: HallRecorder", "plugin: wav", "outputenabled: 1", "OK",
+                ])
+            #expect(
+                try first.command("outputs") == [
+                    "outputid: 0", "outputname: Kitchen", "plugin: null", "outputenabled: 1",
+                    "outputid: 1", "outputname: Hall", "plugin: dummy", "outputenabled: 0",
+                    "outputid: 2", "outputname: KitchenRecorder", "plugin: wav", "outputenabled: 1",
+                    "outputid: 3", "outputname: HallRecorder", "plugin: dummy", "outputenabled: 0", "OK",
+                ])
+            #expect(try first.command("add stereo-44k-cbr.mp3") == ["OK"])
+            #expect(try second.command("add tagged-id3v23.mp3") == ["OK"])
+            #expect(try first.command("play") == ["OK"])
+            #expect(try second.command("play") == ["OK"])
+            let kitchenStatus = try first.fields("status")
+            let hallStatus = try second.fields("status")
+            #expect(kitchenStatus["partition"] == "default")
+            #expect(hallStatus["partition"] == "hall")
+            #expect(kitchenStatus["state"] == "play")
+            #expect(hallStatus["state"] == "play")
+            #expect(kitchenStatus["duration"] == "3.000")
+            #expect(hallStatus["duration"] == "2.000")
+            #expect(try first.fields("currentsong")["file"] == "stereo-44k-cbr.mp3")
+            #expect(try second.fields("currentsong")["file"] == "tagged-id3v23.mp3")
+            // Each queue is its own.
+            #expect(try first.fields("status")["playlistlength"] == "1")
+            #expect(try second.command("playlistinfo").first == "file: tagged-id3v23.mp3")
+            try expectEventually("both songs to end") {
+                try first.fields("status")["state"] == "stop" && second.fields("status")["state"] == "stop"
+            }
+            // Each recorder holds exactly its room's song: 132,300 and 88,200 stereo 16-bit frames.
+            #expect(Self.wavDataBytes(kitchen) == 132_300 * 4)
+            #expect(Self.wavDataBytes(hall) == 88_200 * 4)
+        }
+    }
+
+    @Test("a partition's changes reach only its clients; the daemon's reach everyone")
+    func idleIsolation() throws {
+        try withPlayerd(Self.options(["A", "B"])) { daemon in
+            let control = try daemon.connect()
+            #expect(try control.command("newpartition other") == ["OK"])
+            let watcherDefault = try daemon.connect()
+            let watcherOther = try daemon.connect()
+            #expect(try watcherOther.command("partition other") == ["OK"])
+            // Entering a partition reports everything a partition has, as MPD does.
+            #expect(
+                try watcherOther.command("idle") == [
+                    "changed: playlist", "changed: player", "changed: mixer", "changed: output", "changed: options",
+                    "OK",
+                ])
+            try watcherDefault.send(line: "idle playlist player options")
+            try watcherOther.send(line: "idle playlist player options")
+            // The default partition's queue changes: only its watcher hears.
+            #expect(try control.command("add one-second.mp3") == ["OK"])
+            #expect(try watcherDefault.readAnswer() == ["changed: playlist", "OK"])
+            #expect(try !watcherOther.hasInput(within: .milliseconds(500)))
+            // The other partition's modes change: only its watcher hears.
+            try watcherDefault.send(line: "idle playlist player options")
+            #expect(try control.command("partition other") == ["OK"])
+            #expect(try control.command("repeat 1") == ["OK"])
+            #expect(try watcherOther.readAnswer() == ["changed: options", "OK"])
+            #expect(try !watcherDefault.hasInput(within: .milliseconds(500)))
+            #expect(try watcherDefault.command("noidle") == ["OK"])
+            // A new partition is the daemon's change: everyone hears.
+            try watcherDefault.send(line: "idle partition")
+            try watcherOther.send(line: "idle partition")
+            #expect(try control.command("newpartition third") == ["OK"])
+            #expect(try watcherDefault.readAnswer() == ["changed: partition", "OK"])
+            #expect(try watcherOther.readAnswer() == ["changed: partition", "OK"])
+            // Modes are the partition's own.
+            #expect(try control.fields("status")["repeat"] == "1")
+            #expect(try watcherDefault.fields("status")["repeat"] == "0")
+        }
+    }
+
+    /// One step of a transcript: which connection sends what.
+    private struct Step: CustomStringConvertible {
+        var client: Int
+        var line: String
+        var description: String { "client \(self.client): \(self.line)" }
+    }
+
+    /// What a `status` answer shows that must match: the partition, the volume, the queue's length,
+    /// the state and error (times and versions vary).
+    private static func comparable(_ line: String, _ answer: [String]) -> [String] {
+        guard line == "status" else { return answer }
+        let kept = ["volume", "partition", "playlistlength", "state", "error"]
+        return answer.filter { entry in kept.contains { entry.hasPrefix("\($0): ") } || !entry.contains(": ") }
+    }
+
+    @Test("partition commands answer as mpd answers them, step for step on the same outputs")
+    func answersMatchMPD() throws {
+        let music = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: music) }
+        let outputs = ["A", "B", "C"]
+        let mpd = try RunningMPD(music: music, outputs: outputs)
+        let options = Self.options(outputs)
+        let steps: [Step] =
+            [
+                Step(client: 0, line: "listpartitions"),
+                Step(client: 0, line: "newpartition p1"),
+                Step(client: 0, line: "newpartition p1"),
+                Step(client: 0, line: "newpartition default"),
+                Step(client: 0, line: "newpartition a.b"),
+                Step(client: 0, line: "newpartition \"\""),
+                Step(client: 0, line: "newpartition"),
+                Step(client: 0, line: "listpartitions"),
+                Step(client: 0, line: "partition nope"),
+                Step(client: 1, line: "idle partition"),
+                Step(client: 1, line: "partition p1"),
+                Step(client: 1, line: "idle"),
+                Step(client: 1, line: "status"),
+                Step(client: 1, line: "outputs"),
+                Step(client: 1, line: "setvol 50"),
+                Step(client: 1, line: "enableoutput 0"),
+                Step(client: 1, line: "moveoutput B"),
+                Step(client: 1, line: "moveoutput B"),
+                Step(client: 1, line: "moveoutput nope"),
+                Step(client: 1, line: "outputs"),
+                Step(client: 1, line: "status"),
+                Step(client: 1, line: "setvol 50"),
+                Step(client: 1, line: "status"),
+                Step(client: 1, line: "moveoutput A"),
+                Step(client: 1, line: "outputs"),
+                Step(client: 0, line: "idle output"),
+                Step(client: 0, line: "outputs"),
+                Step(client: 0, line: "enableoutput 0"),
+                Step(client: 0, line: "outputset 1 a b"),
+                Step(client: 0, line: "outputset 2 a b"),
+                Step(client: 0, line: "delpartition default"),
+                Step(client: 0, line: "delpartition nope"),
+                Step(client: 0, line: "delpartition a.b"),
+                Step(client: 0, line: "delpartition p1"),
+                Step(client: 1, line: "partition default"),
+                Step(client: 0, line: "delpartition p1"),
+                Step(client: 1, line: "moveoutput B"),
+                Step(client: 1, line: "moveoutput A"),
+                Step(client: 0, line: "outputs"),
+                Step(client: 0, line: "delpartition p1"),
+                Step(client: 0, line: "listpartitions"),
+                Step(client: 0, line: "command_list_ok_begin\npartition default\nlistpartitions\ncommand_list_end"),
+            ]
+            + (1...16).map { Step(client: 0, line: "newpartition q\($0)") }
+            + [Step(client: 0, line: "listpartitions")]
+        try withPlayerd(options) { daemon in
+            let mpdClients = [try mpd.connect(), try mpd.connect()]
+            let playerdClients = [try daemon.connect(), try daemon.connect()]
+            var differences: [String] = []
+            for step in steps {
+                let mpdAnswer = Self.comparable(step.line, try mpdClients[step.client].command(step.line))
+                let playerdAnswer = Self.comparable(step.line, try playerdClients[step.client].command(step.line))
+                if mpdAnswer != playerdAnswer {
+                    differences.append("\(step): mpd \(mpdAnswer), playerd \(playerdAnswer)")
+                }
+            }
+            #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+        }
+    }
+}
