@@ -102,6 +102,27 @@ final class PartitionRegistry: Sendable {
         }
     }
 
+    /// Adds a partition the state file kept, holding `outputs` (indexes in the configuration), which
+    /// become dummies where they were.
+    func restore(_ service: PlayerService, holding outputs: [Int]) throws(Ack) {
+        try self.entries.withLock { entries throws(Ack) in
+            guard !entries.contains(where: { $0.service.name == service.name }) else {
+                throw Ack(.exist, "name already exists")
+            }
+            guard entries.count < Self.maximumCount else {
+                throw Ack(.unknown, "too many partitions")
+            }
+            for output in outputs {
+                for index in entries.indices {
+                    if let place = entries[index].slots.firstIndex(of: OutputSlot(output: output, isPresent: true)) {
+                        entries[index].slots[place].isPresent = false
+                    }
+                }
+            }
+            entries.append(Entry(service: service, slots: outputs.map { OutputSlot(output: $0, isPresent: true) }))
+        }
+    }
+
     /// Removes partition `name` (never `default`) when `mayRemove` allows it (asked under the lock, with
     /// whether an output still plays there); returns it.
     func remove(_ name: String, mayRemove: (_ holdsOutputs: Bool) throws(Ack) -> Void) throws(Ack) -> PlayerService {

@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import Dispatch
 import Library
 import Logging
 import MusicTags
@@ -97,9 +98,9 @@ public final class PlayerService: Sendable {
     }
 
     /// Starts a partition's engine: the default one on the configured outputs, another with every
-    /// output switched off and none in its list (MPD's new partitions have no outputs until
-    /// `moveoutput`), and so no volume to show.
-    init(name: String, shared: DaemonShared, context: PlayerContext? = nil) {
+    /// output switched off but those it holds (`outputs`, by index, with their switches; none for a new
+    /// one: MPD's new partitions have no outputs until `moveoutput`, and so no volume to show).
+    init(name: String, shared: DaemonShared, context: PlayerContext? = nil, outputs: [Int: Bool] = [:]) {
         let configuration = shared.configuration
         let logger = shared.logger
         let isDefault = name == PartitionRegistry.defaultName
@@ -114,15 +115,17 @@ public final class PlayerService: Sendable {
         context.replayGainSettings = configuration.replayGain
         var definitions = configuration.outputs.map(OutputDefinition.init)
         if !isDefault {
-            for index in definitions.indices { definitions[index].isEnabled = false }
+            for index in definitions.indices { definitions[index].isEnabled = outputs[index] ?? false }
         }
         var engineConfiguration = EngineConfiguration(outputs: definitions)
         engineConfiguration.scalesVolume = configuration.mixer == .software
         switch configuration.mixer {
         case .software:
             self.cardMixer = nil
-            if !isDefault {
+            if !isDefault && outputs.isEmpty {
                 context.mirrorVolume(nil)
+            } else if context.volume == nil {
+                context.mirrorVolume(100)
             }
         case .none:
             self.cardMixer = nil
@@ -156,6 +159,42 @@ public final class PlayerService: Sendable {
             if changes.contains(.options) { subsystems.insert(.options) }
             if changes.contains(.output) { subsystems.insert(.output) }
             hub.broadcast(subsystems, partition: name)
+        }
+    }
+
+    /// Brings back the partitions a state file kept, with their players (`contexts`, in `saved`'s order)
+    /// and the outputs they held, which are dummies in the default partition's list from then on. The
+    /// default partition's engine must have been started with those outputs switched off
+    /// (`Self.claimedOutputs`).
+    func restorePartitions(_ saved: [SavedPartition], contexts: [PlayerContext]) {
+        let claims = Self.claimedOutputs(saved, configuration: self.configuration)
+        for (index, partition) in saved.enumerated() where index < contexts.count {
+            let outputs = claims[index]
+            let service = PlayerService(
+                name: partition.name, shared: self.shared, context: contexts[index],
+                outputs: Dictionary(outputs.map { ($0.output, $0.enabled) }) { first, _ in first })
+            do throws(Ack) {
+                try self.partitions.restore(service, holding: outputs.map(\.output))
+            } catch {
+                self.shared.logger.error("cannot restore partition \(partition.name): \(error.message)")
+                DispatchQueue.global().async { service.shutdownPartition() }
+            }
+        }
+    }
+
+    /// The outputs each saved partition held, by index in the configuration, with their switches: an
+    /// output gone from the configuration, or named twice, is left to the first (or the default).
+    static func claimedOutputs(_ saved: [SavedPartition], configuration: DaemonConfiguration)
+        -> [[(output: Int, enabled: Bool)]]
+    {
+        var taken = Set<Int>()
+        return saved.map { partition in
+            partition.outputs.compactMap { output in
+                guard let index = configuration.outputs.firstIndex(where: { $0.name == output.name }),
+                    taken.insert(index).inserted
+                else { return nil }
+                return (index, output.isEnabled)
+            }
         }
     }
 

@@ -30,8 +30,12 @@ public struct SavedState: Sendable, Equatable {
     public var consume = false
     /// The ReplayGain mode (MPD keeps it in its configuration; playerd keeps what clients set).
     public var replayGainMode: ReplayGainMode = .off
-    /// Which outputs were switched on, by name, in the daemon's order.
+    /// Which outputs were switched on, by name, in the daemon's order (wherever they play).
     public var outputs: [SavedOutput] = []
+    /// The partitions other than `default`, in the order they were made. Written after the default
+    /// partition's lines under keys of their own (`partition: NAME`, then `partition_...` lines), which
+    /// a reader that does not know partitions skips, and so reads the default partition alone.
+    public var partitions: [SavedPartition] = []
     /// Lines that were read past rather than costing the whole file: a damaged setting or position
     /// (a hand edit, a bad disk block) is skipped and reported here, its value left as it was, and the
     /// queue survives. Only a file that is not whole (no header, no `end`, a line that is not
@@ -75,6 +79,9 @@ public struct SavedState: Sendable, Equatable {
         for path in self.paths {
             lines.append("song: \(path)")
         }
+        for partition in self.partitions {
+            partition.encode(into: &lines)
+        }
         lines.append("end")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -110,6 +117,26 @@ public struct SavedState: Sendable, Equatable {
                     skip("0 or 1")
                     return nil
                 }
+            }
+            if key == "partition" || key.hasPrefix("partition_") {
+                if key == "partition" {
+                    guard PartitionRegistry.isValidName(value), value != PartitionRegistry.defaultName,
+                        !self.partitions.contains(where: { $0.name == value })
+                    else {
+                        skip("a partition's name, not default's nor one given before")
+                        // Its lines are skipped with it.
+                        self.partitions.append(SavedPartition(name: ""))
+                        continue
+                    }
+                    self.partitions.append(SavedPartition(name: value))
+                } else if self.partitions.isEmpty {
+                    skip("after a partition: line")
+                } else if let problem = self.partitions[self.partitions.count - 1].read(
+                    key.dropFirst("partition_".count), value)
+                {
+                    skip(problem)
+                }
+                continue
             }
             switch key {
             case "song": self.paths.append(value)
@@ -173,6 +200,126 @@ public struct SavedState: Sendable, Equatable {
             self.elapsed = 0
             self.state = .stop
         }
+        self.partitions.removeAll { $0.name.isEmpty }
+        for index in self.partitions.indices {
+            let partition = self.partitions[index]
+            if let current = partition.current, current >= partition.paths.count {
+                self.skippedLines.append(
+                    "partition \(partition.name): the current position \(current) is past the \(partition.paths.count) songs"
+                )
+                self.partitions[index].current = nil
+                self.partitions[index].elapsed = 0
+                self.partitions[index].state = .stop
+            }
+        }
+    }
+}
+
+/// A partition other than `default`, as the state file keeps it: its queue, position, modes and volume,
+/// and the outputs that play in it (by name, with their switches, in its order).
+public struct SavedPartition: Sendable, Equatable {
+    /// The partition's name.
+    public var name: String
+    /// The queued files, in order.
+    public var paths: [String] = []
+    /// The current song's position in `paths`.
+    public var current: Int?
+    /// Seconds into the current song.
+    public var elapsed: Double = 0
+    /// The play state when saved.
+    public var state: PlayerStateKind = .stop
+    /// Volume, 0 to 100; nil when the partition had no mixer (no outputs).
+    public var volume: Int?
+    /// Mute.
+    public var isMuted = false
+    /// Repeat mode.
+    public var repeatMode = false
+    /// Random mode.
+    public var random = false
+    /// Single mode.
+    public var single: SingleMode = .off
+    /// Consume mode.
+    public var consume = false
+    /// The ReplayGain mode.
+    public var replayGainMode: ReplayGainMode = .off
+    /// The outputs that play in it, in its order.
+    public var outputs: [SavedOutput] = []
+
+    /// An empty partition named `name`.
+    public init(name: String) {
+        self.name = name
+    }
+
+    func encode(into lines: inout [String]) {
+        lines.append("partition: \(self.name)")
+        if let volume = self.volume {
+            lines.append("partition_volume: \(volume)")
+        }
+        lines.append("partition_muted: \(self.isMuted ? 1 : 0)")
+        lines.append("partition_repeat: \(self.repeatMode ? 1 : 0)")
+        lines.append("partition_random: \(self.random ? 1 : 0)")
+        lines.append("partition_single: \(self.single.rawValue)")
+        lines.append("partition_consume: \(self.consume ? 1 : 0)")
+        lines.append("partition_state: \(self.state.rawValue)")
+        lines.append("partition_replay_gain_mode: \(self.replayGainMode.rawValue)")
+        for output in self.outputs {
+            lines.append("partition_output: \(output.isEnabled ? 1 : 0):\(output.name)")
+        }
+        if let current = self.current {
+            lines.append("partition_current: \(current)")
+            lines.append("partition_elapsed: \(ResponseSeconds.format(self.elapsed))")
+        }
+        for path in self.paths {
+            lines.append("partition_song: \(path)")
+        }
+    }
+
+    /// Reads one `partition_KEY: value` line (`key` without its prefix); what was wrong, if it is
+    /// skipped. An unknown key is read past, as the file's own are.
+    mutating func read(_ key: Substring, _ value: String) -> String? {
+        func flag(_ set: (inout Self, Bool) -> Void) -> String? {
+            switch value {
+            case "0": set(&self, false)
+            case "1": set(&self, true)
+            default: return "0 or 1"
+            }
+            return nil
+        }
+        switch key {
+        case "song": self.paths.append(value)
+        case "output":
+            guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag) else {
+                return "0 or 1, a colon and the output's name"
+            }
+            self.outputs.append(SavedOutput(name: String(value[value.index(after: colon)...]), isEnabled: flag == 1))
+        case "volume":
+            guard let volume = Int(value), (0...100).contains(volume) else { return "0 to 100" }
+            self.volume = volume
+        case "muted": return flag { $0.isMuted = $1 }
+        case "repeat": return flag { $0.repeatMode = $1 }
+        case "random": return flag { $0.random = $1 }
+        case "consume": return flag { $0.consume = $1 }
+        case "single":
+            guard let single = SingleMode(rawValue: value) else { return "0, 1 or oneshot" }
+            self.single = single
+        case "replay_gain_mode":
+            guard let mode = ReplayGainMode(rawValue: value) else { return "off, track, album or auto" }
+            self.replayGainMode = mode
+        case "state":
+            guard let state = PlayerStateKind(rawValue: value) else { return "a player state (play, pause or stop)" }
+            self.state = state
+        case "current":
+            guard let current = Int(value), current >= 0 else { return "a position in the queue" }
+            self.current = current
+        case "elapsed":
+            guard let elapsed = Double(value), elapsed >= 0, elapsed <= SavedState.maximumElapsed else {
+                return "seconds, at most \(Int(SavedState.maximumElapsed))"
+            }
+            self.elapsed = elapsed
+        default:
+            break
+        }
+        return nil
     }
 }
 

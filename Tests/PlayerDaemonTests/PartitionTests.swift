@@ -7,7 +7,7 @@ import Testing
 
 /// MPD's partitions end to end: each one a player of its own, playing its own songs on its own
 /// outputs at the same time as the others; idle events that stay in their partition; `delpartition`,
-/// `moveoutput`; and the answers compared with the real mpd's.
+/// `moveoutput`, a restart that keeps them; and the answers compared with the real mpd's.
 @Suite(.serialized)
 struct PartitionTests {
     /// playerd with the paced null outputs `names`, and `more` flags.
@@ -118,6 +118,64 @@ struct PartitionTests {
             // Modes are the partition's own.
             #expect(try control.fields("status")["repeat"] == "1")
             #expect(try watcherDefault.fields("status")["repeat"] == "0")
+        }
+    }
+
+    @Test("a restart brings the partitions back with their queues, positions, modes and outputs")
+    func restartKeepsPartitions() throws {
+        let directory = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = directory + "/state"
+        try withPlayerd(Self.options(["A", "B", "C"], stateFile: state)) { daemon in
+            let client = try daemon.connect()
+            #expect(try client.command("add one-second.mp3") == ["OK"])
+            #expect(try client.command("newpartition upstairs") == ["OK"])
+            #expect(try client.command("partition upstairs") == ["OK"])
+            #expect(try client.command("moveoutput B") == ["OK"])
+            #expect(try client.command("moveoutput C") == ["OK"])
+            #expect(try client.command("disableoutput 0") == ["OK"])
+            #expect(try client.command("add tagged-id3v23.mp3") == ["OK"])
+            #expect(try client.command("add tagged-id3v24.mp3") == ["OK"])
+            #expect(try client.command("random 1") == ["OK"])
+            #expect(try client.command("setvol 40") == ["OK"])
+            #expect(try client.command("seek 1 1") == ["OK"])
+            #expect(try client.command("pause 1") == ["OK"])
+        }
+        let text = try String(contentsOfFile: state, encoding: .utf8)
+        // A reader that knows no partitions reads the default partition's lines alone, every output's
+        // switch among them.
+        #expect(text.contains("output: 1:A\noutput: 0:B\noutput: 1:C\n"), "\(text)")
+        #expect(text.contains("partition: upstairs\n"))
+        let songs = text.split(separator: "\n").filter { $0.hasPrefix("song: ") }
+        #expect(songs == ["song: \(Paths.fixtures)/one-second.mp3"])
+        try withPlayerd(Self.options(["A", "B", "C"], stateFile: state)) { daemon in
+            let client = try daemon.connect()
+            #expect(try client.command("listpartitions") == ["partition: default", "partition: upstairs", "OK"])
+            #expect(try client.fields("status")["playlistlength"] == "1")
+            #expect(
+                try client.command("outputs") == [
+                    "outputid: 0", "outputname: A", "plugin: null", "outputenabled: 1",
+                    "outputid: 1", "outputname: B", "plugin: dummy", "outputenabled: 0",
+                    "outputid: 2", "outputname: C", "plugin: dummy", "outputenabled: 0", "OK",
+                ])
+            #expect(try client.command("partition upstairs") == ["OK"])
+            let status = try client.fields("status")
+            #expect(status["partition"] == "upstairs")
+            #expect(status["playlistlength"] == "2")
+            #expect(status["random"] == "1")
+            #expect(status["volume"] == "40")
+            #expect(status["state"] == "pause")
+            #expect(status["song"] == "1")
+            let elapsed = status["elapsed"].flatMap(Double.init) ?? -1
+            #expect(elapsed >= 0.9 && elapsed <= 1.6, "\(status)")
+            #expect(
+                try client.command("outputs") == [
+                    "outputid: 0", "outputname: B", "plugin: null", "outputenabled: 0",
+                    "outputid: 1", "outputname: C", "plugin: null", "outputenabled: 1", "OK",
+                ])
+            // Played from there, on its own output.
+            #expect(try client.command("play") == ["OK"])
+            #expect(try client.fields("status")["state"] == "play")
         }
     }
 
