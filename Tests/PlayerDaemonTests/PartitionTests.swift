@@ -121,6 +121,40 @@ struct PartitionTests {
         }
     }
 
+    @Test("a playing partition is deleted once its output and its client have left; the others play on")
+    func deletePlayingPartition() throws {
+        try withPlayerd(Self.options(["A", "B"])) { daemon in
+            let living = try daemon.connect()
+            let leaving = try daemon.connect()
+            #expect(try leaving.command("newpartition gone") == ["OK"])
+            #expect(try leaving.command("partition gone") == ["OK"])
+            #expect(try leaving.command("moveoutput B") == ["OK"])
+            #expect(try leaving.command("add stereo-44k-cbr.mp3") == ["OK"])
+            #expect(try leaving.command("play") == ["OK"])
+            #expect(try living.command("add stereo-44k-cbr.mp3") == ["OK"])
+            #expect(try living.command("play") == ["OK"])
+            #expect(try living.command("delpartition gone") == ["ACK [5@0] {delpartition} partition still has clients"])
+            #expect(try leaving.command("partition default") == ["OK"])
+            #expect(try living.command("delpartition gone") == ["ACK [5@0] {delpartition} partition still has outputs"])
+            // Taken back, the output leaves the partition without one: it pauses, as MPD's does.
+            #expect(try living.command("moveoutput B") == ["OK"])
+            #expect(try living.command("delpartition gone") == ["OK"])
+            #expect(try living.command("listpartitions") == ["partition: default", "OK"])
+            #expect(try leaving.command("partition gone") == ["ACK [50@0] {partition} partition does not exist"])
+            let status = try living.fields("status")
+            #expect(status["state"] == "play")
+            #expect(status["partition"] == "default")
+            #expect(
+                try living.command("outputs") == [
+                    "outputid: 0", "outputname: A", "plugin: null", "outputenabled: 1",
+                    "outputid: 1", "outputname: B", "plugin: null", "outputenabled: 1", "OK",
+                ])
+            try expectEventually("the deleted partition's player to be shut down") {
+                daemon.log.contains("partition gone deleted")
+            }
+        }
+    }
+
     @Test("a restart brings the partitions back with their queues, positions, modes and outputs")
     func restartKeepsPartitions() throws {
         let directory = try Paths.makeTemporaryDirectory()
