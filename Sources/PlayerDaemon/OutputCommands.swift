@@ -42,13 +42,15 @@ extension Commands {
         -> CommandCall
     {
         let id = try Argument.unsigned(call.argument(0))
-        let slots = service.partitions.slots(of: service.name)
-        guard id < slots.count else {
-            throw Ack(.noExist, "No such audio output", command: call.name)
+        // After any move under way (which may take this output away), before any later one.
+        let found = await service.shared.outputChanges.run { () -> Bool in
+            let slots = service.partitions.slots(of: service.name)
+            guard id < slots.count else { return false }
+            // A dummy left by `moveoutput` takes the switch and stays as it is, as in MPD.
+            guard slots[id].isPresent else { return true }
+            return await service.engine.setOutput(slots[id].output, enabled: enabled)
         }
-        // A dummy left by `moveoutput` takes the switch and stays as it is, as in MPD.
-        guard slots[id].isPresent else { return call }
-        guard await service.engine.setOutput(slots[id].output, enabled: enabled) else {
+        guard found else {
             throw Ack(.noExist, "No such audio output", command: call.name)
         }
         return call

@@ -92,15 +92,24 @@ extension Commands {
     /// ids). Every client hears of it (`output`), as in MPD.
     static func moveOutput(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let name = call.argument(0)
+        let moved = await service.shared.outputChanges.run { await Self.moveOutput(named: name, to: service) }
+        guard moved else {
+            throw Ack(.noExist, "No such output", command: call.name)
+        }
+        return call
+    }
+
+    /// Moves the output `name` into `service`'s partition; false when there is no such output.
+    private static func moveOutput(named name: String, to service: PlayerService) async -> Bool {
         let configuration = service.configuration
         guard let index = configuration.outputs.firstIndex(where: { $0.name == name }),
             let moved = service.partitions.move(output: index, to: service.name)
         else {
-            throw Ack(.noExist, "No such output", command: call.name)
+            return false
         }
         guard let source = moved.source else {
             // Already here: nothing to do.
-            return call
+            return true
         }
         let wasEnabled = source.engine.status.outputs[index].isEnabled
         _ = await source.engine.setOutput(index, enabled: false)
@@ -117,6 +126,6 @@ extension Commands {
         _ = await service.engine.setOutput(index, enabled: wasEnabled)
         service.shared.logger.info("output \"\(name)\" moved from partition \(source.name) to \(service.name)")
         service.hub.broadcast([.output])
-        return call
+        return true
     }
 }

@@ -21,6 +21,9 @@ final class DaemonShared: Sendable {
     let storedPlaylists: StoredPlaylists?
     /// The partitions, `default` first.
     let partitions = PartitionRegistry()
+    /// Runs output moves and switches one at a time, each to its end: a switch that read the lists
+    /// before a move, or two moves of one output, would otherwise leave an output on in two engines.
+    let outputChanges = SerialWork()
     /// When the daemon started, on the engines' clock (`uptime`).
     let startedAt = MonotonicClock().now()
     let logger: Logger
@@ -170,5 +173,25 @@ final class PartitionRegistry: Sendable {
             }
             return (entries[owner].service, index)
         }
+    }
+}
+
+/// Runs async work one piece at a time, in the order it was asked for, each to its end (its awaits
+/// included, which an actor would interleave).
+final class SerialWork: Sendable {
+    private let last = Mutex<Task<Void, Never>?>(nil)
+
+    /// Runs `work` once the work asked for before it has ended; returns what it returns.
+    func run<Result: Sendable>(_ work: @escaping @Sendable () async -> Result) async -> Result {
+        let task = self.last.withLock { last -> Task<Result, Never> in
+            let previous = last
+            let task = Task {
+                await previous?.value
+                return await work()
+            }
+            last = Task { _ = await task.value }
+            return task
+        }
+        return await task.value
     }
 }

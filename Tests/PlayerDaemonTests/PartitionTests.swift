@@ -155,6 +155,41 @@ struct PartitionTests {
         }
     }
 
+    @Test("moves of one output from two partitions at once leave it playing in one of them only")
+    func concurrentMoves() throws {
+        try withPlayerd(Self.options(["A", "B"])) { daemon in
+            let clients = [try daemon.connect(), try daemon.connect()]
+            for (number, client) in clients.enumerated() {
+                #expect(try client.command("newpartition room\(number)") == ["OK"])
+                #expect(try client.command("partition room\(number)") == ["OK"])
+                #expect(try client.command("add stereo-44k-cbr.mp3") == ["OK"])
+            }
+            // Both ask for the output over and over, with switches between, without waiting for answers.
+            let burst = String(repeating: "moveoutput B\ntoggleoutput 0\ntoggleoutput 0\n", count: 40)
+            for client in clients {
+                try client.send(line: String(burst.dropLast()))
+            }
+            for client in clients {
+                for _ in 0..<120 {
+                    #expect(try client.readAnswer() == ["OK"])
+                }
+            }
+            let lists = try clients.map { try $0.command("outputs") }
+            let holders = lists.indices.filter { lists[$0].contains("plugin: null") }
+            #expect(holders.count == 1, "\(lists)")
+            // The toggles may have left it off wherever it is: switched on where it is listed, it plays
+            // in that partition only; the other has no output that can.
+            for holder in holders {
+                #expect(try clients[holder].command("enableoutput 0") == ["OK"])
+            }
+            for client in clients {
+                #expect(try client.command("play") == ["OK"])
+            }
+            let states = try clients.map { try $0.fields("status")["state"] ?? "" }
+            #expect(states.sorted() == ["pause", "play"], "\(states)")
+        }
+    }
+
     @Test("a restart brings the partitions back with their queues, positions, modes and outputs")
     func restartKeepsPartitions() throws {
         let directory = try Paths.makeTemporaryDirectory()
