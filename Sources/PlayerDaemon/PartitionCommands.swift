@@ -113,10 +113,15 @@ extension Commands {
         }
         let wasEnabled = source.engine.status.outputs[index].isEnabled
         _ = await source.engine.setOutput(index, enabled: false)
-        if configuration.mixer == .software {
+        if let cardMixer = service.shared.cardMixer, index == service.shared.cardMixerOutput {
+            // The card's mixer goes with its output: its level is the new partition's volume.
+            cardMixer.attach(to: service.engine)
+            await source.engine.mirrorVolume(nil)
+            await service.engine.mirrorVolume(cardMixer.volume())
+        } else if configuration.mixer == .software {
             // A partition's software volume is its outputs' (MPD's mixers belong to outputs): one
             // with none has no volume to show, one that gets its first has the full volume.
-            if !service.partitions.slots(of: source.name).contains(where: \.isPresent), source.cardMixer == nil {
+            if !service.partitions.slots(of: source.name).contains(where: \.isPresent) {
                 await source.engine.mirrorVolume(nil)
             }
             if service.engine.status.volume == nil {

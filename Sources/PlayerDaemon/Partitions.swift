@@ -24,15 +24,29 @@ final class DaemonShared: Sendable {
     /// Runs output moves and switches one at a time, each to its end: a switch that read the lists
     /// before a move, or two moves of one output, would otherwise leave an output on in two engines.
     let outputChanges = SerialWork()
+    /// The sound card's mixer, with `--mixer hardware`: the volume of the partition that holds
+    /// `cardMixerOutput` (the default partition when that is nil).
+    let cardMixer: CardMixer?
+    /// The output whose device the card's mixer belongs to (the first ALSA output, when `--mixer-device`
+    /// does not name one); it takes the mixer with it into another partition.
+    let cardMixerOutput: Int?
     /// When the daemon started, on the engines' clock (`uptime`).
     let startedAt = MonotonicClock().now()
     let logger: Logger
 
     init(
         configuration: DaemonConfiguration, songs: SongInfoCache, hub: ChangeHub, library: MusicLibrary?,
-        storedPlaylists: StoredPlaylists?, logger: Logger
+        storedPlaylists: StoredPlaylists?, cardMixer: CardMixer?, logger: Logger
     ) {
         self.configuration = configuration
+        self.cardMixer = cardMixer
+        if cardMixer != nil, case .hardware(_, nil) = configuration.mixer {
+            self.cardMixerOutput = configuration.outputs.firstIndex {
+                if case .alsa = $0.spec { true } else { false }
+            }
+        } else {
+            self.cardMixerOutput = nil
+        }
         self.songs = songs
         self.hub = hub
         self.library = library

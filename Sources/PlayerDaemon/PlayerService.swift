@@ -23,8 +23,18 @@ public final class PlayerService: Sendable {
     let shared: DaemonShared
     /// The last `status` answer, while it holds.
     let statusAnswers = StatusAnswerCache()
-    /// The sound card's mixer, with `--mixer hardware` (the default partition's only).
-    let cardMixer: CardMixer?
+    /// The sound card's mixer, with `--mixer hardware`, while this partition holds its output.
+    var cardMixer: CardMixer? {
+        guard let cardMixer = self.shared.cardMixer else { return nil }
+        return self.holdsCardMixer ? cardMixer : nil
+    }
+
+    /// Whether the card's mixer is this partition's volume: it holds the mixer's output (or, for a mixer
+    /// of no output, it is the default partition).
+    var holdsCardMixer: Bool {
+        guard let output = self.shared.cardMixerOutput else { return self.name == PartitionRegistry.defaultName }
+        return self.partitions.slots(of: self.name).contains(OutputSlot(output: output, isPresent: true))
+    }
 
     /// The daemon's settings.
     public var configuration: DaemonConfiguration { self.shared.configuration }
@@ -88,9 +98,16 @@ public final class PlayerService: Sendable {
                 directory: $0, musicDirectory: configuration.musicDirectory,
                 maximumLength: configuration.maximumQueueLength)
         }
+        var cardMixer: CardMixer?
+        if case .hardware(let control, let device) = configuration.mixer {
+            cardMixer = CardMixer(
+                device: MixerChoice.ctlDevice(given: device, outputs: configuration.outputs), control: control,
+                logger: logger)
+            cardMixer?.start()
+        }
         let shared = DaemonShared(
             configuration: configuration, songs: songs, hub: hub, library: library, storedPlaylists: storedPlaylists,
-            logger: logger)
+            cardMixer: cardMixer, logger: logger)
         self.init(name: PartitionRegistry.defaultName, shared: shared, context: context)
         // The default partition holds every configured output; it cannot be refused (it is the first).
         try? shared.partitions.add(
@@ -121,32 +138,24 @@ public final class PlayerService: Sendable {
         engineConfiguration.scalesVolume = configuration.mixer == .software
         switch configuration.mixer {
         case .software:
-            self.cardMixer = nil
             if !isDefault && outputs.isEmpty {
                 context.mirrorVolume(nil)
             } else if context.volume == nil {
                 context.mirrorVolume(100)
             }
         case .none:
-            self.cardMixer = nil
             context.mirrorVolume(nil)
-        case .hardware(let control, let device):
-            if isDefault {
-                // The card's level, not the state file's, is the volume: other programs may have moved it.
-                let cardMixer = CardMixer(
-                    device: MixerChoice.ctlDevice(given: device, outputs: configuration.outputs), control: control,
-                    logger: logger)
-                cardMixer.start()
-                context.mirrorVolume(cardMixer.volume())
-                self.cardMixer = cardMixer
-            } else {
-                self.cardMixer = nil
-                context.mirrorVolume(nil)
-            }
+        case .hardware:
+            // The card's level, not the state file's, is the volume: other programs may have moved it.
+            // It starts with the default partition; a restored partition holding its output takes it
+            // over (`restorePartitions`).
+            context.mirrorVolume(isDefault ? shared.cardMixer?.volume() : nil)
         }
         let engine = AudioEngine(configuration: engineConfiguration, context: context)
         self.engine = engine
-        self.cardMixer?.attach(to: engine)
+        if isDefault {
+            shared.cardMixer?.attach(to: engine)
+        }
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger, partition: name)
         engine.observe { changes in
             if changes.contains(.output) {
@@ -175,11 +184,26 @@ public final class PlayerService: Sendable {
                 outputs: Dictionary(outputs.map { ($0.output, $0.enabled) }) { first, _ in first })
             do throws(Ack) {
                 try self.partitions.restore(service, holding: outputs.map(\.output))
+                if let cardMixer = self.shared.cardMixer, service.holdsCardMixer {
+                    cardMixer.attach(to: service.engine)
+                    Self.handOver(cardMixer, from: self, to: service)
+                }
             } catch {
                 self.shared.logger.error("cannot restore partition \(partition.name): \(error.message)")
                 DispatchQueue.global().async { service.shutdownPartition() }
             }
         }
+    }
+
+    /// Makes the card's mixer `destination`'s volume and none of `source`'s, before any client asks.
+    private static func handOver(_ cardMixer: CardMixer, from source: PlayerService, to destination: PlayerService) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await source.engine.mirrorVolume(nil)
+            await destination.engine.mirrorVolume(cardMixer.volume())
+            done.signal()
+        }
+        done.wait()
     }
 
     /// The outputs each saved partition held, by index in the configuration, with their switches: an
@@ -209,13 +233,13 @@ public final class PlayerService: Sendable {
         for partition in self.partitions.removeAll() where partition !== self {
             partition.shutdownPartition()
         }
+        self.shared.cardMixer?.stop()
         self.shutdownPartition()
         self.library?.shutdown()
     }
 
     /// Stops this partition's playback and audio thread (blocks until the thread has ended).
     func shutdownPartition() {
-        self.cardMixer?.stop()
         self.engine.shutdown()
     }
 
