@@ -399,7 +399,8 @@ final class EngineCore {
         let queue = context.queue
         var status = PlayerStatus()
         status.state = context.state.kind
-        status.entry = context.state.entry ?? queue.current
+        // The queue's copy when it still holds the song: its priority is the one clients are shown.
+        status.entry = context.state.entry.map { queue.entry(withID: $0.id) ?? $0 } ?? queue.current
         status.position = status.entry.flatMap { queue.position(ofID: $0.id) }
         status.nextPosition = queue.nextPosition
         status.nextEntry = queue.nextPosition.flatMap { queue.entry(at: $0) }

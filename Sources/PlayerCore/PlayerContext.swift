@@ -63,6 +63,10 @@ public struct PlayerContext: Sendable {
         guard self.canEnter(next) else {
             throw .illegalTransition(from: previous.kind, to: next.kind)
         }
+        if case .prepare(let prepare) = next {
+            // A song starting to play loses its priority, as in MPD.
+            self.queue.songStarted(id: prepare.entry.id)
+        }
         if previous.kind == next.kind && previous.entry == next.entry {
             self.state = next
             return []

@@ -104,7 +104,8 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
     /// The subsystems that differ between two statuses.
     public static func between(_ old: PlayerStatus, _ new: PlayerStatus) -> PlayerChanges {
         var changes: PlayerChanges = []
-        if old.state != new.state || old.entry != new.entry || old.error != new.error || old.seekCount != new.seekCount
+        if old.state != new.state || !QueueEntry.sameSong(old.entry, new.entry) || old.error != new.error
+            || old.seekCount != new.seekCount
             || old.resumesAt != new.resumesAt
         {
             changes.insert(.player)

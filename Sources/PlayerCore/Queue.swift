@@ -10,11 +10,25 @@ public struct QueueEntry: Sendable, Hashable {
     public let id: Int
     /// The file to play.
     public let path: String
+    /// MPD's priority, 0 to 255 (`prio`, `prioid`): in random mode higher priorities play first. 0
+    /// unless a client set it.
+    public internal(set) var priority: UInt8
 
     /// Creates an entry; the queue hands out ids, so only tests and snapshots call this.
-    public init(id: Int, path: String) {
+    public init(id: Int, path: String, priority: UInt8 = 0) {
         self.id = id
         self.path = path
+        self.priority = priority
+    }
+
+    /// Whether two entries are the same song of the queue, whatever their priorities: a new priority
+    /// changes the queue (idle `playlist`), not what the player plays.
+    public static func sameSong(_ one: QueueEntry?, _ other: QueueEntry?) -> Bool {
+        var one = one
+        var other = other
+        one?.priority = 0
+        other?.priority = 0
+        return one == other
     }
 }
 
@@ -77,6 +91,8 @@ public struct Queue: Sendable {
     private var entryVersions: [Int] = []
     private var nextID = 1
     private var isRandom = false
+    /// How many entries have a priority above 0: while none has, random mode need not group by it.
+    private var prioritizedCount = 0
     private var generator: ShuffleGenerator
 
     /// Creates an empty queue holding at most `maximumLength` entries. A `randomSeed` makes every
@@ -208,7 +224,15 @@ public struct Queue: Sendable {
             for position in start..<(start + added) {
                 self.order.append(position)
                 let last = self.order.count - 1
-                self.order.swapAt(last, firstFreeSlot + self.generator.index(below: last - firstFreeSlot + 1))
+                // A new song (priority 0) is shuffled among the songs of its priority only, after the
+                // higher ones (MPD's ShuffleOrderLastWithPriority).
+                var lowest = firstFreeSlot
+                if self.prioritizedCount > 0 {
+                    while lowest < last, self.entries[self.order[lowest]].priority != 0 {
+                        lowest += 1
+                    }
+                }
+                self.order.swapAt(last, lowest + self.generator.index(below: last - lowest + 1))
             }
         } else {
             for position in oldCount..<newCount {
@@ -285,8 +309,110 @@ public struct Queue: Sendable {
         try self.move(from: position..<(position + 1), to: destination)
     }
 
+    /// Swaps the songs at two positions (MPD's `swap`); each keeps its place in the play order, so the
+    /// current song stays current and plays on to the same song.
+    /// - Throws: `badRange` when either position is outside the queue.
+    public mutating func swap(_ first: Int, _ second: Int) throws(QueueError) {
+        guard self.entries.indices.contains(first), self.entries.indices.contains(second) else {
+            throw .badRange
+        }
+        self.swapEntries(first, second)
+        if self.isRandom {
+            for slot in self.order.indices {
+                if self.order[slot] == first {
+                    self.order[slot] = second
+                } else if self.order[slot] == second {
+                    self.order[slot] = first
+                }
+            }
+        } else if let slot = self.currentSlot {
+            self.currentSlot = slot == first ? second : slot == second ? first : slot
+        }
+        self.version += 1
+    }
+
+    /// Swaps the songs with two ids (MPD's `swapid`).
+    /// - Throws: `noSuchID` when either id is not queued.
+    public mutating func swap(id first: Int, id second: Int) throws(QueueError) {
+        guard let one = self.positionsByID[first] else { throw .noSuchID(first) }
+        guard let other = self.positionsByID[second] else { throw .noSuchID(second) }
+        try self.swap(one, other)
+    }
+
+    /// Shuffles the songs at `positions` (MPD's `shuffle`): an end past the queue is cut to its length,
+    /// and fewer than two songs change nothing. When `keepingCurrent` (the player is playing or paused)
+    /// and the current song is in the range, it moves to the range's start and the rest is shuffled
+    /// after it; otherwise no song is current afterwards, as in MPD. The play order is kept slot by
+    /// slot: in random mode the shuffled songs play in a new order too.
+    /// - Throws: `badRange` when the range starts outside `0...count`.
+    public mutating func shuffle(positions: Range<Int>, keepingCurrent: Bool) throws(QueueError) {
+        guard positions.lowerBound >= 0, positions.lowerBound <= self.entries.count else { throw .badRange }
+        var range = positions.lowerBound..<min(positions.upperBound, self.entries.count)
+        guard range.count >= 2 else { return }
+        if keepingCurrent, let current = self.currentPosition {
+            if range.contains(current) {
+                self.swapEntries(range.lowerBound, current)
+                self.currentSlot = self.isRandom ? self.slot(ofPosition: range.lowerBound) : range.lowerBound
+                range = (range.lowerBound + 1)..<range.upperBound
+            }
+        } else {
+            self.currentSlot = nil
+        }
+        // MPD's ShuffleRange: each position swapped with any of the range.
+        for position in range {
+            self.swapEntries(position, range.lowerBound + self.generator.index(below: range.count))
+        }
+        self.version += 1
+    }
+
+    /// Sets the priority of the songs at `positions` (MPD's `prio`): an end past the queue is cut to
+    /// its length, and an empty range changes nothing. In random mode a song whose priority changes
+    /// moves in the order among the songs not yet played, to a random place in its priority's group
+    /// (after higher priorities, before lower); a song already played comes back only when its
+    /// priority rose above the current song's. The current song stays current.
+    /// - Throws: `badRange` when the range starts outside `0...count`.
+    public mutating func setPriority(_ priority: UInt8, positions: Range<Int>) throws(QueueError) {
+        guard positions.lowerBound >= 0, positions.lowerBound <= self.entries.count else { throw .badRange }
+        let range = positions.lowerBound..<min(positions.upperBound, self.entries.count)
+        guard !range.isEmpty else { return }
+        let current = self.currentPosition
+        let stamp = self.version
+        for position in range {
+            let old = self.entries[position].priority
+            guard old != priority else { continue }
+            self.entries[position].priority = priority
+            self.entryVersions[position] = stamp
+            self.prioritizedCount += (priority != 0 ? 1 : 0) - (old != 0 ? 1 : 0)
+            if self.isRandom {
+                self.reorder(position: position, from: old, after: current.map { self.slot(ofPosition: $0) })
+            }
+        }
+        if self.isRandom, let current {
+            self.currentSlot = self.slot(ofPosition: current)
+        }
+        self.version += 1
+    }
+
+    /// Sets the priority of the song with `id` (MPD's `prioid`).
+    /// - Throws: `noSuchID` when no queued entry has it.
+    public mutating func setPriority(_ priority: UInt8, id: Int) throws(QueueError) {
+        guard let position = self.positionsByID[id] else { throw .noSuchID(id) }
+        try self.setPriority(priority, positions: position..<(position + 1))
+    }
+
+    /// A song started playing: its priority goes back to 0, as MPD resets it then (its place in the
+    /// order stays). A change (`version` moves) only when it had one.
+    public mutating func songStarted(id: Int) {
+        guard let position = self.positionsByID[id], self.entries[position].priority != 0 else { return }
+        self.entries[position].priority = 0
+        self.prioritizedCount -= 1
+        self.entryVersions[position] = self.version
+        self.version += 1
+    }
+
     /// Removes every entry; there is no current song afterwards. Ids are not reused.
     public mutating func clear() {
+        self.prioritizedCount = 0
         self.entries.removeAll()
         self.entryVersions.removeAll()
         self.positionsByID.removeAll()
@@ -447,6 +573,13 @@ public struct Queue: Sendable {
             // The wrap is at the last slot. A new random cycle starts with a draw among the other
             // slots (see `startNewCycle`); drawing from a copy of the generator predicts it in O(1).
             guard self.isRandom, self.order.count > 1 else { return self.order[0] }
+            if self.prioritizedCount > 0 {
+                // Grouped by priority, the new cycle is no single draw: shuffle a copy. O(n), and only
+                // at the last song of a cycle with priorities set.
+                var copy = self
+                copy.startNewCycle(withoutLastSlot: !self.consume)
+                return copy.order[0]
+            }
             var generator = self.generator
             return self.order[generator.index(below: self.order.count - 1)]
         case .stop:
@@ -498,6 +631,11 @@ public struct Queue: Sendable {
     /// `withoutLastSlot` (the song that just played stays out of first place), which is the draw
     /// `target(of: .wrap)` predicts.
     private mutating func startNewCycle(withoutLastSlot: Bool) {
+        if self.prioritizedCount > 0 {
+            // MPD's ShuffleOrder: higher priorities first, each group shuffled.
+            self.shuffleWithPriority()
+            return
+        }
         let candidates = withoutLastSlot ? self.order.count - 1 : self.order.count
         guard candidates > 0 else { return }
         self.order.swapAt(0, self.generator.index(below: candidates))
@@ -519,7 +657,7 @@ public struct Queue: Sendable {
         let position = self.currentPosition
         self.isRandom = isOn
         if isOn {
-            self.shuffleSlots(0..<self.order.count)
+            self.shuffleWithPriority()
             self.currentSlot = position.map { self.moveSlot(self.slot(ofPosition: $0), to: 0) }
         } else {
             self.order = Array(self.entries.indices)
@@ -562,6 +700,9 @@ public struct Queue: Sendable {
         let removed = range.count
         for entry in self.entries[range] {
             self.positionsByID.removeValue(forKey: entry.id)
+            if entry.priority != 0 {
+                self.prioritizedCount -= 1
+            }
         }
         self.entries.removeSubrange(range)
         self.entryVersions.removeSubrange(range)
@@ -618,6 +759,74 @@ public struct Queue: Sendable {
         let position = self.order.remove(at: slot)
         self.order.insert(position, at: destination)
         return destination
+    }
+
+    /// Swaps two entries' places in the list, not in the play order (MPD's Queue::SwapPositions).
+    private mutating func swapEntries(_ first: Int, _ second: Int) {
+        guard first != second else {
+            self.entryVersions[first] = self.version
+            return
+        }
+        self.entries.swapAt(first, second)
+        self.positionsByID[self.entries[first].id] = first
+        self.positionsByID[self.entries[second].id] = second
+        self.entryVersions[first] = self.version
+        self.entryVersions[second] = self.version
+    }
+
+    /// MPD's ShuffleOrderRangeWithPriority over the whole order: sorted by priority, highest first,
+    /// then each group of one priority shuffled. Without priorities, one plain shuffle.
+    private mutating func shuffleWithPriority() {
+        guard self.prioritizedCount > 0 else {
+            self.shuffleSlots(0..<self.order.count)
+            return
+        }
+        let entries = self.entries
+        // Stable, as MPD's std::stable_sort.
+        self.order = self.order.enumerated().sorted { one, other in
+            let first = entries[one.element].priority
+            let second = entries[other.element].priority
+            return first != second ? first > second : one.offset < other.offset
+        }.map(\.element)
+        var groupStart = 0
+        while groupStart < self.order.count {
+            let priority = entries[self.order[groupStart]].priority
+            var groupEnd = groupStart + 1
+            while groupEnd < self.order.count, entries[self.order[groupEnd]].priority == priority {
+                groupEnd += 1
+            }
+            self.shuffleSlots(groupStart..<groupEnd)
+            groupStart = groupEnd
+        }
+    }
+
+    /// MPD's Queue::SetPriority in random mode, after the entry at `position` changed from `old`:
+    /// `after` is the current song's slot.
+    private mutating func reorder(position: Int, from old: UInt8, after: Int?) {
+        let priority = self.entries[position].priority
+        let slot = self.slot(ofPosition: position)
+        if let after {
+            // The current song stays where it is.
+            guard slot != after else { return }
+            // A song already played comes back only when its priority rose above the current one's.
+            if slot < after, priority <= old || priority <= self.entries[self.order[after]].priority {
+                return
+            }
+        }
+        // To the start of its priority's group among the songs after the current one ...
+        var before = self.order.count
+        for candidate in ((after ?? -1) + 1)..<self.order.count
+        where candidate != slot && self.entries[self.order[candidate]].priority <= priority {
+            before = candidate
+            break
+        }
+        let newSlot = self.moveSlot(slot, to: before > slot ? before - 1 : before)
+        // ... then to a random place in that group.
+        var groupEnd = newSlot + 1
+        while groupEnd < self.order.count, self.entries[self.order[groupEnd]].priority == priority {
+            groupEnd += 1
+        }
+        self.order.swapAt(newSlot, newSlot + self.generator.index(below: groupEnd - newSlot))
     }
 
     /// Fisher–Yates from the front, so the first slot is decided by the first draw.

@@ -59,16 +59,19 @@ public enum Answer {
     }
 
     /// Writes one song block: `file:` first (clients require it), then the tags the client asked for,
-    /// the length, the position and the id.
+    /// the length, the position, the id, and the priority when it is not 0 (as MPD prints it).
     public static func song(
-        file: String, tags: Tags, duration: Double?, position: Int, id: Int, tagTypes: Set<TagName>,
-        lastModified: Int64? = nil, format: String? = nil, to response: inout ResponseWriter
+        file: String, tags: Tags, duration: Double?, position: Int, id: Int, priority: UInt8 = 0,
+        tagTypes: Set<TagName>, lastModified: Int64? = nil, format: String? = nil, to response: inout ResponseWriter
     ) {
         Self.songInfo(
             file: file, tags: tags, duration: duration, tagTypes: tagTypes, lastModified: lastModified,
             format: format, to: &response)
         response.field("Pos", position)
         response.field("Id", id)
+        if priority != 0 {
+            response.field("Prio", Int(priority))
+        }
     }
 
     /// Writes a song block without a queue position: `file:`, the tags asked for, the length.

@@ -67,8 +67,10 @@ enum Commands {
         add("config", .immediate(config))
         add(
             "commands",
-            .immediate { _, call throws(Ack) in
-                for name in Commands.table.names(permittedTo: call.session.permission) {
+            .immediate { service, call throws(Ack) in
+                // Without a sticker database `sticker` is not offered, as in MPD.
+                for name in Commands.table.names(permittedTo: call.session.permission)
+                where name != "sticker" || service.stickers != nil {
                     call.response.field("command", name)
                 }
             })
@@ -80,12 +82,12 @@ enum Commands {
                 }
             })
         add("urlhandlers", .immediate { _, call throws(Ack) in call.response.field("handler", "file://") })
+        // playerd's one decoder, as mpd 0.23 lists its mpg123 plugin (suffixes, no MIME types).
         add(
             "decoders",
             .immediate { _, call throws(Ack) in
                 call.response.field("plugin", "mpg123")
                 call.response.field("suffix", "mp3")
-                call.response.field("mime_type", "audio/mpeg")
             })
         add("ping", .immediate { _, _ throws(Ack) in })
         add(
@@ -102,6 +104,8 @@ enum Commands {
         add("noidle", .session)
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
+        registerQueueCommands(in: &table)
+        registerStickerCommands(in: &table)
         registerPartitionCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
@@ -341,11 +345,31 @@ enum Commands {
         return try outcome.get()
     }
 
+    /// `add URI [POS]`: POS as MPD reads it (`N`, or `+N`/`-N` around the current song), checked before
+    /// the URI is.
     private static func addURI(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
+        let position = call.optionalArgument(1)
+        try checkInsertPosition(position, service)
         let paths = try await service.resolve(call.argument(0), for: call.session, command: call.name)
-        let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
-        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
+        _ = try await insert(paths, at: position, service, call)
         return call
+    }
+
+    /// Queues `paths` at the insert position `text` (nil: the end), read from the queue itself.
+    static func insert(_ paths: [String], at text: String?, _ service: PlayerService, _ call: CommandCall)
+        async throws(Ack) -> [Int]
+    {
+        let name = call.name
+        return try await change(service, call) { queue, _ throws(Ack) in
+            let position = try text.map { text throws(Ack) in
+                try insertPosition(text, count: queue.count, current: queue.currentPosition)
+            }
+            do throws(QueueError) {
+                return try queue.add(paths, at: position)
+            } catch {
+                throw Ack(PlayerError.queue(request: name, detail: error.description), command: name)
+            }
+        }
     }
 
     /// Consecutive `add`s of one command list, run as one edit of the queue: their URIs are resolved in
@@ -356,8 +380,8 @@ enum Commands {
     static func addAll(_ service: PlayerService, _ calls: [CommandCall]) async -> (added: Int, failure: Ack?) {
         // One trip to the walk threads for all of them: a trip each cost 100,000 adds 1.7 s more.
         let resolved = try? await FileSystemWork.run {
-            cancellation throws(Ack) -> ([(paths: [String], position: Int?)], Ack?) in
-            var items: [(paths: [String], position: Int?)] = []
+            cancellation throws(Ack) -> ([(paths: [String], position: String?)], Ack?) in
+            var items: [(paths: [String], position: String?)] = []
             // What the library holds, in one read for all of them (a read each cost 1,000 adds 40 ms).
             let known: [Result<[String], Ack>?]
             do throws(Ack) {
@@ -374,30 +398,37 @@ enum Commands {
                         paths = try service.resolve(
                             call.argument(0), for: call.session, command: call.name, cancellation: cancellation)
                     }
-                    let position = try call.optionalArgument(1).map { text throws(Ack) in
-                        try Argument.unsigned(text)
-                    }
-                    items.append((paths, position))
+                    // Read against the queue as the edit finds it (`+N` names the current song then).
+                    items.append((paths, call.optionalArgument(1)))
                 } catch {
                     return (items, error)
                 }
             }
             return (items, nil)
         }
-        let (items, failure): ([(paths: [String], position: Int?)], Ack?) =
+        let (items, failure): ([(paths: [String], position: String?)], Ack?) =
             resolved ?? ([], Ack(.system, "cancelled", command: "add"))
         guard !items.isEmpty else { return (0, failure) }
         let batch = items
         let added: Int
-        let queueFailure: String?
+        let queueFailure: Ack?
         do throws(PlayerError) {
             (added, queueFailure) = try await service.engine.withContext { context throws(PlayerError) in
                 try context.editQueue("add") { queue throws(QueueError) in
                     for (done, item) in batch.enumerated() {
-                        do throws(QueueError) {
-                            try queue.add(item.paths, at: item.position)
+                        do throws(Ack) {
+                            let position = try item.position.map { text throws(Ack) in
+                                try insertPosition(text, count: queue.count, current: queue.currentPosition)
+                            }
+                            do throws(QueueError) {
+                                try queue.add(item.paths, at: position)
+                            } catch {
+                                throw Ack(PlayerError.queue(request: "add", detail: error.description), command: "add")
+                            }
                         } catch {
-                            return (done, error.description)
+                            return (
+                                done, error.command.isEmpty ? Ack(error.code, error.message, command: "add") : error
+                            )
                         }
                     }
                     return (batch.count, nil)
@@ -407,18 +438,23 @@ enum Commands {
             return (0, Ack(error, command: "add"))
         }
         if let queueFailure {
-            return (added, Ack(PlayerError.queue(request: "add", detail: queueFailure), command: "add"))
+            return (added, queueFailure)
         }
         return (added, failure)
     }
 
     private static func addID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
-        let paths = try await service.resolve(call.argument(0), for: call.session, command: call.name)
-        guard paths.count == 1 else {
-            throw Ack(.argument, "addid takes one song, not a directory or playlist", command: call.name)
+        let position = call.optionalArgument(1)
+        try checkInsertPosition(position, service)
+        let uri = call.argument(0)
+        let paths = try await service.resolve(uri, for: call.session, command: call.name)
+        // One song, named as itself: a directory or a playlist (even of one song) is no song to mpd.
+        let file = uri.hasPrefix("file://") ? String(uri.dropFirst("file://".count)) : uri
+        let path = file.hasPrefix("/") ? file : (service.configuration.musicDirectory ?? "") + "/" + file
+        guard paths.count == 1, paths[0] == path else {
+            throw Ack(.noExist, "No such song", command: call.name)
         }
-        let position = try call.optionalArgument(1).map { text throws(Ack) in try Argument.unsigned(text) }
-        let ids = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
+        let ids = try await insert(paths, at: position, service, call)
         var call = call
         call.response.field("Id", ids[0])
         return call
@@ -446,20 +482,33 @@ enum Commands {
 
     private static func move(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let range = try Argument.range(call.argument(0))
-        let destination = try Argument.unsigned(call.argument(1))
-        try await edit(service, call) { queue throws(QueueError) in
+        let text = call.argument(1)
+        try await change(service, call) { queue, _ throws(Ack) in
             // An open range (`START:`) runs to the end of the queue. One that starts past the end is empty
             // (the queue refuses it); `START..<count` would be a reversed range, which traps.
             let end = range.end ?? max(range.start, queue.count)
-            try queue.move(from: range.start..<end, to: destination)
+            let destination = try moveDestination(text, moving: range.start..<end, in: queue)
+            do throws(QueueError) {
+                try queue.move(from: range.start..<end, to: destination)
+            } catch {
+                throw mpdAck(error)
+            }
         }
         return call
     }
 
     private static func moveID(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let id = try Argument.unsigned(call.argument(0))
-        let destination = try Argument.unsigned(call.argument(1))
-        try await edit(service, call) { queue throws(QueueError) in try queue.move(id: id, to: destination) }
+        let text = call.argument(1)
+        try await change(service, call) { queue, _ throws(Ack) in
+            guard let position = queue.position(ofID: id) else { throw Ack(.noExist, "No such song") }
+            let destination = try moveDestination(text, moving: position..<(position + 1), in: queue)
+            do throws(QueueError) {
+                try queue.move(id: id, to: destination)
+            } catch {
+                throw mpdAck(error)
+            }
+        }
         return call
     }
 
@@ -472,10 +521,8 @@ enum Commands {
         let range = try call.optionalArgument(0).map { text throws(Ack) in try Argument.range(text) } ?? .all
         let name = call.name
         let entries = try await read(service, call) { queue throws(Ack) in
+            // As mpd: a range may start at the end of the queue (and list nothing), not past it.
             guard let positions = range.clipped(to: queue.count) else {
-                throw Ack(.argument, "Bad song index", command: name)
-            }
-            if range.end == nil && range != .all && positions.isEmpty {
                 throw Ack(.argument, "Bad song index", command: name)
             }
             return positions.map { ($0, queue.entries[$0]) }
@@ -485,7 +532,7 @@ enum Commands {
 
     /// Writes song blocks off the cooperative pool: a file not seen before is opened for its tags, about
     /// a millisecond each, which the `playlistinfo` of a long queue must not spend there.
-    private static func writeSongs(
+    static func writeSongs(
         _ entries: [(position: Int, entry: QueueEntry)],
         _ service: PlayerService,
         _ call: CommandCall

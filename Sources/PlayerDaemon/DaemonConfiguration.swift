@@ -18,6 +18,12 @@ public struct DaemonConfiguration: Sendable {
     public var playlistDirectory: String?
     /// The state file (queue, position, modes); used by the persistence layer.
     public var stateFile: String?
+    /// The sticker database (`--sticker-file`, MPD's `sticker_file`); nil for none (`sticker` is then
+    /// refused, as MPD refuses it without one).
+    public var stickerFile: String?
+    /// Whether playerd keeps play statistics (`playCount`, `skipCount`, `lastPlayed`, `lastSkipped`) as
+    /// stickers; off with `--no-play-statistics`, and nothing without a sticker database.
+    public var recordsPlayStatistics = true
     /// Clients connected at once; the next one gets an ACK and is disconnected.
     public var maximumClients = 64
     /// Songs the queue holds at most (MPD's `max_playlist_length`); a directory walk stops there too.

@@ -155,11 +155,19 @@ extension Commands {
     private static func findAdd(_ service: PlayerService, _ call: CommandCall, ignoringCase: Bool) async throws(Ack)
         -> CommandCall
     {
-        let query = try parseQuery(call, call.arguments[...], ignoringCase: ignoringCase, allowing: [.sort, .window])
+        // `position POS` comes last, and MPD reads it before the filter.
+        var arguments = call.arguments[...]
+        var position: String?
+        if arguments.count >= 2, arguments[arguments.endIndex - 2] == "position" {
+            position = arguments.last
+            arguments = arguments.dropLast(2)
+            try checkInsertPosition(position, service)
+        }
+        let query = try parseQuery(call, arguments, ignoringCase: ignoringCase, allowing: [.sort, .window])
         let paths = try await self.libraryWork(service, call) { library throws(Ack) in
             try library.songURIs(query).map { library.path(of: $0) }
         }
-        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: nil) }
+        _ = try await insert(paths, at: position, service, call)
         return call
     }
 

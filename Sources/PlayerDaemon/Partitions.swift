@@ -19,6 +19,8 @@ final class DaemonShared: Sendable {
     let library: MusicLibrary?
     /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
     let storedPlaylists: StoredPlaylists?
+    /// The sticker database, when one is configured and could be opened.
+    let stickers: StickerDatabase?
     /// The partitions, `default` first.
     let partitions = PartitionRegistry()
     /// Runs output moves and switches one at a time, each to its end: a switch that read the lists
@@ -36,9 +38,10 @@ final class DaemonShared: Sendable {
 
     init(
         configuration: DaemonConfiguration, songs: SongInfoCache, hub: ChangeHub, library: MusicLibrary?,
-        storedPlaylists: StoredPlaylists?, cardMixer: CardMixer?, logger: Logger
+        storedPlaylists: StoredPlaylists?, cardMixer: CardMixer?, stickers: StickerDatabase?, logger: Logger
     ) {
         self.configuration = configuration
+        self.stickers = stickers
         self.cardMixer = cardMixer
         if cardMixer != nil, case .hardware(_, nil) = configuration.mixer {
             self.cardMixerOutput = configuration.outputs.firstIndex {

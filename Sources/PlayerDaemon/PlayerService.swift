@@ -28,6 +28,8 @@ public final class PlayerService: Sendable {
         guard let cardMixer = self.shared.cardMixer else { return nil }
         return self.holdsCardMixer ? cardMixer : nil
     }
+    /// playerd's play statistics of this partition's player, kept as stickers.
+    let playStatistics: PlayStatistics?
 
     /// Whether the card's mixer is this partition's volume: it holds the mixer's output (or, for a mixer
     /// of no output, it is the default partition).
@@ -50,6 +52,8 @@ public final class PlayerService: Sendable {
     var storedPlaylists: StoredPlaylists? { self.shared.storedPlaylists }
     /// Every partition, `default` first.
     var partitions: PartitionRegistry { self.shared.partitions }
+    /// The sticker database, when one is configured and could be opened.
+    var stickers: StickerDatabase? { self.shared.stickers }
 
     /// Starts the default partition's engine on the configured outputs with `context` (a restored
     /// queue, say), and opens the library when one is configured (a library that cannot be opened is
@@ -93,6 +97,7 @@ public final class PlayerService: Sendable {
                     tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
             }
         }
+        let stickers = Commands.openStickers(configuration, logger: logger)
         let storedPlaylists = configuration.playlistDirectory.map {
             StoredPlaylists(
                 directory: $0, musicDirectory: configuration.musicDirectory,
@@ -107,7 +112,7 @@ public final class PlayerService: Sendable {
         }
         let shared = DaemonShared(
             configuration: configuration, songs: songs, hub: hub, library: library, storedPlaylists: storedPlaylists,
-            cardMixer: cardMixer, logger: logger)
+            cardMixer: cardMixer, stickers: stickers, logger: logger)
         self.init(name: PartitionRegistry.defaultName, shared: shared, context: context)
         // The default partition holds every configured output; it cannot be refused (it is the first).
         try? shared.partitions.add(
@@ -155,6 +160,16 @@ public final class PlayerService: Sendable {
         self.engine = engine
         if isDefault {
             shared.cardMixer?.attach(to: engine)
+        }
+        if configuration.recordsPlayStatistics, let stickers = shared.stickers,
+            let musicDirectory = configuration.musicDirectory
+        {
+            let statistics = PlayStatistics(
+                engine: engine, stickers: stickers, hub: hub, musicDirectory: musicDirectory, logger: logger)
+            statistics.start()
+            self.playStatistics = statistics
+        } else {
+            self.playStatistics = nil
         }
         let outputLog = OutputLog(initial: engine.status.outputs, logger: logger, partition: name)
         engine.observe { changes in
@@ -240,6 +255,7 @@ public final class PlayerService: Sendable {
 
     /// Stops this partition's playback and audio thread (blocks until the thread has ended).
     func shutdownPartition() {
+        self.playStatistics?.stop()
         self.engine.shutdown()
     }
 
@@ -302,6 +318,7 @@ public final class PlayerService: Sendable {
         command: String,
         cancellation: WalkCancellation
     ) throws(Ack) -> [String] {
+        try Self.checkScheme(uri, command: command)
         var path = uri
         if path.hasPrefix("file://") {
             path.removeFirst("file://".count)
@@ -345,6 +362,15 @@ public final class PlayerService: Sendable {
             throw Ack(code, error.description, command: command)
         }
         return result.paths
+    }
+
+    /// MPD's refusal of a URI whose scheme it has no input plugin for (`bogus://x`): playerd reads
+    /// local files only, so every scheme but `file://` is refused (`urlhandlers` lists just that one).
+    static func checkScheme(_ uri: String, command: String) throws(Ack) {
+        guard !uri.hasPrefix("/"), let separator = uri.range(of: "://") else { return }
+        let scheme = uri[..<separator.lowerBound]
+        guard !scheme.isEmpty, !scheme.contains("/"), scheme != "file" else { return }
+        throw Ack(.argument, "Unsupported URI scheme", command: command)
     }
 
     /// Whether a file's suffix is one playerd plays (MP3) or expands (M3U playlists).
@@ -409,6 +435,7 @@ public final class PlayerService: Sendable {
         let info = self.songs.info(for: entry.path)
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
-            id: entry.id, tagTypes: tagTypes, lastModified: info.lastModified, format: info.format, to: &response)
+            id: entry.id, priority: entry.priority, tagTypes: tagTypes, lastModified: info.lastModified,
+            format: info.format, to: &response)
     }
 }

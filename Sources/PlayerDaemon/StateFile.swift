@@ -10,6 +10,8 @@ import PlayerCore
 public struct SavedState: Sendable, Equatable {
     /// The queued files, in order.
     public var paths: [String] = []
+    /// The priorities above 0 (MPD's `prio`), by position in `paths`.
+    public var priorities: [Int: UInt8] = [:]
     /// The current song's position in `paths`.
     public var current: Int?
     /// Seconds into the current song.
@@ -76,7 +78,11 @@ public struct SavedState: Sendable, Equatable {
             lines.append("elapsed: \(ResponseSeconds.format(self.elapsed))")
         }
         lines.reserveCapacity(lines.count + self.paths.count + 1)
-        for path in self.paths {
+        for (position, path) in self.paths.enumerated() {
+            // A priority comes just before its song, as in MPD's state file.
+            if let priority = self.priorities[position], priority != 0 {
+                lines.append("prio: \(priority)")
+            }
             lines.append("song: \(path)")
         }
         for partition in self.partitions {
@@ -99,6 +105,7 @@ public struct SavedState: Sendable, Equatable {
         guard lines.last == "end" else {
             throw .corrupt(reason: "it is cut short (no \"end\" line)")
         }
+        var pendingPriority: UInt8?
         for (index, line) in lines.enumerated().dropFirst().dropLast() {
             guard let colon = line.firstIndex(of: ":"), line[line.index(after: colon)...].first == " " else {
                 throw .corrupt(reason: "line \(index + 1) is not \"key: value\"")
@@ -139,7 +146,18 @@ public struct SavedState: Sendable, Equatable {
                 continue
             }
             switch key {
-            case "song": self.paths.append(value)
+            case "song":
+                if let priority = pendingPriority {
+                    self.priorities[self.paths.count] = priority
+                    pendingPriority = nil
+                }
+                self.paths.append(value)
+            case "prio":
+                guard let priority = UInt8(value), priority > 0 else {
+                    skip("a priority from 1 to 255")
+                    continue
+                }
+                pendingPriority = priority
             case "output":
                 guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag)
                 else {
@@ -222,6 +240,8 @@ public struct SavedPartition: Sendable, Equatable {
     public var name: String
     /// The queued files, in order.
     public var paths: [String] = []
+    /// The priorities above 0 (MPD's `prio`), by position in `paths`.
+    public var priorities: [Int: UInt8] = [:]
     /// The current song's position in `paths`.
     public var current: Int?
     /// Seconds into the current song.
@@ -245,9 +265,20 @@ public struct SavedPartition: Sendable, Equatable {
     /// The outputs that play in it, in its order.
     public var outputs: [SavedOutput] = []
 
+    /// The priority of the next `partition_song:` line.
+    var pendingPriority: UInt8?
+
     /// An empty partition named `name`.
     public init(name: String) {
         self.name = name
+    }
+
+    public static func == (left: Self, right: Self) -> Bool {
+        left.name == right.name && left.paths == right.paths && left.priorities == right.priorities
+            && left.current == right.current && left.elapsed == right.elapsed && left.state == right.state
+            && left.volume == right.volume && left.isMuted == right.isMuted && left.repeatMode == right.repeatMode
+            && left.random == right.random && left.single == right.single && left.consume == right.consume
+            && left.replayGainMode == right.replayGainMode && left.outputs == right.outputs
     }
 
     func encode(into lines: inout [String]) {
@@ -269,7 +300,11 @@ public struct SavedPartition: Sendable, Equatable {
             lines.append("partition_current: \(current)")
             lines.append("partition_elapsed: \(ResponseSeconds.format(self.elapsed))")
         }
-        for path in self.paths {
+        for (position, path) in self.paths.enumerated() {
+            // A priority comes just before its song, as in the default partition's lines.
+            if let priority = self.priorities[position], priority != 0 {
+                lines.append("partition_prio: \(priority)")
+            }
             lines.append("partition_song: \(path)")
         }
     }
@@ -286,7 +321,15 @@ public struct SavedPartition: Sendable, Equatable {
             return nil
         }
         switch key {
-        case "song": self.paths.append(value)
+        case "song":
+            if let priority = self.pendingPriority {
+                self.priorities[self.paths.count] = priority
+                self.pendingPriority = nil
+            }
+            self.paths.append(value)
+        case "prio":
+            guard let priority = UInt8(value), priority > 0 else { return "a priority from 1 to 255" }
+            self.pendingPriority = priority
         case "output":
             guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag) else {
                 return "0 or 1, a colon and the output's name"

@@ -79,21 +79,25 @@ final class StatePersistence: Sendable {
         let limits = (logger: logger, releasesOutputOnPause: releasesOutputOnPause, maximumLength: maximumQueueLength)
         let restored = Self.context(
             of: Restorable(
-                paths: state.paths, current: state.current, repeatMode: state.repeatMode, random: state.random,
+                paths: state.paths, priorities: state.priorities, current: state.current,
+                repeatMode: state.repeatMode, random: state.random,
                 single: state.single, consume: state.consume, volume: state.volume, isMuted: state.isMuted,
                 replayGainMode: state.replayGainMode), limits)
         state.paths = restored.paths
+        state.priorities = restored.priorities
         state.current = restored.current
         var partitions: [PlayerContext] = []
         for index in state.partitions.indices {
             let partition = state.partitions[index]
             let kept = Self.context(
                 of: Restorable(
-                    paths: partition.paths, current: partition.current, repeatMode: partition.repeatMode,
+                    paths: partition.paths, priorities: partition.priorities, current: partition.current,
+                    repeatMode: partition.repeatMode,
                     random: partition.random, single: partition.single, consume: partition.consume,
                     volume: partition.volume, isMuted: partition.isMuted, replayGainMode: partition.replayGainMode),
                 limits)
             state.partitions[index].paths = kept.paths
+            state.partitions[index].priorities = kept.priorities
             state.partitions[index].current = kept.current
             partitions.append(kept.context)
         }
@@ -104,6 +108,7 @@ final class StatePersistence: Sendable {
     /// What a saved partition's player is made from.
     private struct Restorable {
         var paths: [String]
+        var priorities: [Int: UInt8]
         var current: Int?
         var repeatMode: Bool
         var random: Bool
@@ -118,15 +123,17 @@ final class StatePersistence: Sendable {
     /// note), up to the queue's limit, the current song among them, its modes and volume.
     private static func context(
         of saved: Restorable, _ limits: (logger: Logger, releasesOutputOnPause: Bool, maximumLength: Int)
-    ) -> (context: PlayerContext, paths: [String], current: Int?) {
+    ) -> (context: PlayerContext, paths: [String], priorities: [Int: UInt8], current: Int?) {
         var kept: [String] = []
         var current: Int?
+        var priorities: [Int: UInt8] = [:]
         for (position, path) in saved.paths.enumerated() {
             guard access(PathEscaping.systemPath(path), R_OK) == 0 else {
                 limits.logger.notice("skipped \(path) from the saved queue: \(String(cString: strerror(errno)))")
                 continue
             }
             if position == saved.current { current = kept.count }
+            if let priority = saved.priorities[position] { priorities[kept.count] = priority }
             kept.append(path)
         }
         if kept.count > limits.maximumLength {
@@ -136,8 +143,13 @@ final class StatePersistence: Sendable {
             kept.removeLast(kept.count - limits.maximumLength)
             if let position = current, position >= kept.count { current = nil }
         }
+        priorities = priorities.filter { $0.key < kept.count }
         var queue = Queue(maximumLength: limits.maximumLength)
         _ = try? queue.add(kept)
+        // Before random mode, which orders the songs by them.
+        for (position, priority) in priorities.sorted(by: { $0.key < $1.key }) {
+            try? queue.setPriority(priority, positions: position..<(position + 1))
+        }
         queue.repeatMode = saved.repeatMode
         queue.single = saved.single
         queue.consume = saved.consume
@@ -151,7 +163,7 @@ final class StatePersistence: Sendable {
         }
         context.setMuted(saved.isMuted)
         context.replayGainMode = saved.replayGainMode
-        return (context, kept, current)
+        return (context, kept, priorities, current)
     }
 
     /// Puts the player back at the saved song and position: paused (holding no device) unless
@@ -244,6 +256,9 @@ final class StatePersistence: Sendable {
             var state = SavedState()
             let queue = context.queue
             state.paths = queue.entries.map(\.path)
+            for (position, entry) in queue.entries.enumerated() where entry.priority != 0 {
+                state.priorities[position] = entry.priority
+            }
             state.current = context.state.entry.flatMap { queue.position(ofID: $0.id) } ?? queue.currentPosition
             state.state = context.state.kind == .prepare ? .play : context.state.kind
             // Software volume is always there to read; a card's is not saved (see `save`).
@@ -282,6 +297,9 @@ final class StatePersistence: Sendable {
             var partition = SavedPartition(name: name)
             let queue = context.queue
             partition.paths = queue.entries.map(\.path)
+            for (position, entry) in queue.entries.enumerated() where entry.priority != 0 {
+                partition.priorities[position] = entry.priority
+            }
             partition.current =
                 context.state.entry.flatMap { queue.position(ofID: $0.id) } ?? queue.currentPosition
             partition.state = context.state.kind == .prepare ? .play : context.state.kind

@@ -61,6 +61,14 @@ struct CommandLineOptions {
                 "Where stored playlists (NAME.m3u) live (default: `playlists` beside the state file, none with `--state-file none`); `none` for none."
         ),
         OptionSpec(
+            name: "sticker-file", value: "path", environment: "PLAYERD_STICKER_FILE",
+            help:
+                "The sticker database, MPD's sticker_file (default: stickers.db beside the state file, none with `--state-file none`); `none` for none."
+        ),
+        OptionSpec(
+            name: "no-play-statistics", value: nil, environment: "PLAYERD_NO_PLAY_STATISTICS",
+            help: "Keep no play statistics (the playCount, skipCount, lastPlayed, lastSkipped stickers) (env value 1)."),
+        OptionSpec(
             name: "password-file", value: "path", environment: "PLAYERD_PASSWORD_FILE",
             help:
                 "Passwords clients may send, one PASSWORD@PERMISSIONS a line (read, add, player, control, admin); the file must not be open to other users."

@@ -107,6 +107,14 @@ enum Playerd {
             // Beside the state file actually used; `--state-file none` keeps no state, and so no playlists.
             configuration.playlistDirectory = configuration.stateFile.map(Self.playlistDirectory(besideStateFile:))
         }
+        switch options["sticker-file"] {
+        case "none": configuration.stickerFile = nil
+        case let file?: configuration.stickerFile = Self.absolute(file)
+        case nil:
+            // User data, not a cache: beside the state file (as stored playlists), not the library.
+            configuration.stickerFile = configuration.stateFile.map(Self.stickerFile(besideStateFile:))
+        }
+        configuration.recordsPlayStatistics = !options.flag("no-play-statistics")
         if let text = options["max-clients"] {
             guard let limit = Int(text), limit > 0 else {
                 throw UsageError("invalid --max-clients \"\(text)\": expected a whole number of at least 1")
@@ -223,6 +231,12 @@ enum Playerd {
     /// `/var/lib/playerd/playlists` for root, `/tmp/demo/playlists` for `--state-file /tmp/demo/state`.
     static func playlistDirectory(besideStateFile state: String) -> String {
         String(state[..<(state.lastIndex(of: "/") ?? state.startIndex)]) + "/playlists"
+    }
+
+    /// `stickers.db` in the state file's directory: `$XDG_STATE_HOME/playerd/stickers.db` by default,
+    /// `/var/lib/playerd/stickers.db` for root.
+    static func stickerFile(besideStateFile state: String) -> String {
+        String(state[..<(state.lastIndex(of: "/") ?? state.startIndex)]) + "/stickers.db"
     }
 
     static func absolute(_ path: String) -> String {

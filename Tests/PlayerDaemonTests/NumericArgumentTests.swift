@@ -30,6 +30,7 @@ struct NumericArgumentTests {
     ///   names no song (ACK 50, as mpd answers for an id it does not have).
     /// - (open) `move -1 TO`: playerd moves the whole queue, as it takes `START:` ranges; mpd 0.23
     ///   refuses open ranges in `move` (`Open-ended range not supported`).
+    /// - (0.24) MPD 0.24's `sticker` additions (`inc`, `find ... window`), which 0.23 refuses.
     static let places: [(request: String, answers: String)] = [
         ("play X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("playid X", "50 OK 2 2 2 2 2 2 2 2 2 2"),  // (id)
@@ -54,6 +55,20 @@ struct NumericArgumentTests {
         ("move 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("moveid X 0", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
         ("moveid ID X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("shuffle 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swap X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swap 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("swapid X ID", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("swapid ID X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("prio X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prio 0 X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("prio 0 X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prioid X ID", "OK 2 2 2 2 2 2 2 2 2 2 2"),
+        ("prioid 0 X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
+        ("addtagid X artist x", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0, its local song
+        ("cleartagid X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0, its local song
         ("playlistinfo X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("playlistinfo X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("playlistinfo 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
@@ -84,6 +99,9 @@ struct NumericArgumentTests {
         ("findadd \"(file == 'x')\" window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchadd any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
         ("searchaddpl pl2 any x window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
+        ("sticker find song \"\" n window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),  // (0.24) mpd 0.23: 2 (bad operator)
+        // (0.24) mpd 0.23 has no `inc` (bad request); 0.24 adds as SQLite adds, whatever the text.
+        ("sticker inc song stereo-44k-cbr.mp3 n X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
         // playerd's own, in MPD's style: a time in seconds, positive; `sleeptimer` also takes `end` and
         // `off`. Centuries are accepted (the timer never fires); what a song time refuses is refused.
         ("pausefor X", "2 2 OK 2 2 2 OK 2 2 2 2 2"),
@@ -96,7 +114,7 @@ struct NumericArgumentTests {
         "getvol", "clear", "outputs", "tagtypes", "config", "commands", "notcommands", "urlhandlers", "decoders",
         "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
-        "listfiles", "clearerror", "playnow",
+        "listfiles", "clearerror", "playnow", "playlist", "playlistfind", "playlistsearch",
         // Partitions: names only.
         "partition", "listpartitions", "newpartition", "delpartition", "moveoutput",
     ]

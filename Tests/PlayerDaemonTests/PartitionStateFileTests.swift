@@ -13,6 +13,7 @@ struct PartitionStateFileTests {
         state.outputs = [SavedOutput(name: "A", isEnabled: true), SavedOutput(name: "B", isEnabled: false)]
         var partition = SavedPartition(name: "upstairs")
         partition.paths = ["/music/b.mp3", "/music/c.mp3"]
+        partition.priorities = [1: 7]
         partition.current = 1
         partition.elapsed = 12.25
         partition.state = .play
@@ -34,6 +35,7 @@ struct PartitionStateFileTests {
         // The partition's queue is under keys of its own: only the default partition's songs are `song:`.
         #expect(text.split(separator: "\n").filter { $0.hasPrefix("song: ") } == ["song: /music/a.mp3"])
         #expect(text.contains("partition: upstairs\npartition_volume: 40\n"))
+        #expect(text.contains("partition_song: /music/b.mp3\npartition_prio: 7\npartition_song: /music/c.mp3\n"))
         #expect(!text.contains("partition: empty-room\npartition_volume"))
     }
 

@@ -24,6 +24,22 @@ struct StateFileTests {
         #expect(read.offset == 61_042_000_000 || read.offset == 61_041_999_999)
     }
 
+    @Test("priorities are kept as MPD keeps them: a prio line before its song; a bad one is read past")
+    func priorities() throws {
+        var state = SavedState()
+        state.paths = ["/music/a.mp3", "/music/b.mp3", "/music/c.mp3"]
+        state.priorities = [0: 255, 2: 1]
+        let text = state.encoded()
+        #expect(text.contains("prio: 255\nsong: /music/a.mp3\nsong: /music/b.mp3\nprio: 1\nsong: /music/c.mp3\n"))
+        let read = try SavedState(decoding: text)
+        #expect(read == state)
+        let damaged = try SavedState(
+            decoding: "playerd-state 1\nprio: 256\nsong: /music/a.mp3\nprio: 0\nsong: /music/b.mp3\nend\n")
+        #expect(damaged.paths == ["/music/a.mp3", "/music/b.mp3"])
+        #expect(damaged.priorities.isEmpty)
+        #expect(damaged.skippedLines.count == 2)
+    }
+
     // Seen while writing the statefile fuzz target (Fuzz/Corpus/statefile/elapsed-*): a huge position was
     // accepted, and the daemon trapped at every start converting it to nanoseconds, or when saving it
     // again. Now the line is read past: the song is kept, and plays from its start.

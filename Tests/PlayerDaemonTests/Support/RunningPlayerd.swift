@@ -27,6 +27,9 @@ final class RunningPlayerd {
         /// default, so that a scan running at start (`updating_db` in `status`) never races a test that is
         /// not about the library.
         var library = false
+        /// Whether the daemon keeps play statistics (stickers written as songs play, each sending idle
+        /// `sticker`). Off by default: MPD keeps none, and tests compare idle events with its.
+        var playStatistics = false
         /// More flags, as they are.
         var extraArguments: [String] = []
         /// Whether the daemon exports MPRIS (`--mpris on`). Off by default, so that no test daemon shows
@@ -65,6 +68,9 @@ final class RunningPlayerd {
         }
         if let mode = options.socketMode {
             arguments += ["--socket-mode", mode]
+        }
+        if !options.playStatistics {
+            arguments.append("--no-play-statistics")
         }
         arguments += options.extraArguments
         arguments += ["--mpris", options.mpris ? "on" : "off"]
