@@ -56,6 +56,9 @@ let package = Package(
             pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]
         ),
+        // libchromaprint's header (libchromaprint-dev): `getfingerprint`'s audio fingerprints, as MPD
+        // computes them. Not linked: the library is loaded on first use (see shim.h).
+        .systemLibrary(name: "CChromaprint"),
         // The tag vocabulary (MPD's names) and a song's tags: plain values shared by Audio, which reads
         // them, ControlProtocol, whose filters name them, and the library, which stores them.
         .target(
@@ -103,6 +106,7 @@ let package = Package(
                 "ControlProtocol",
                 "MusicTags",
                 "Library",
+                "CChromaprint",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

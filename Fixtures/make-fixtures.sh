@@ -141,6 +141,60 @@ pic = random.Random(20240301).randbytes(300000)
 apic = b"\x00" + b"image/png\x00" + bytes([3]) + b"\x00" + pic   # Latin-1, mime, front cover, empty description
 big = tag(3, [frame23("TIT2", b"\x00Big Tag"), frame23("APIC", apic)])
 open("big-id3.mp3", "wb").write(big + audio)
+
+# comments-id3v24.mp3: ID3v2.4 with TXXX and COMM frames, for `readcomments`: TXXX in UTF-8, UTF-16 and
+# Latin-1; names MPD lists and names it passes over (a space, a digit first, non-ASCII, empty); a value
+# with a control character, an empty value, two values in one frame, and a name given twice.
+def txxx(name, value, encoding=3):
+    if encoding == 1:
+        data = b"\x01\xff\xfe" + name.encode("utf-16-le") + b"\x00\x00\xff\xfe" + value.encode("utf-16-le")
+    elif encoding == 0:
+        data = b"\x00" + name.encode("latin-1") + b"\x00" + value.encode("latin-1")
+    else:
+        data = b"\x03" + name.encode("utf-8") + b"\x00" + value.encode("utf-8")
+    return frame24("TXXX", data)
+def comm(description, text):     # UTF-8, language "eng"
+    return frame24("COMM", b"\x03eng" + description.encode("utf-8") + b"\x00" + text.encode("utf-8"))
+comments = tag(4, [
+    frame24("TIT2", utf8("Comments")),
+    txxx("MOOD", "calm"),
+    txxx("MusicBrainz Album Id", "0f8c-11"),
+    txxx("replaygain_track_gain", "-6.50 dB"),
+    txxx("CATALOG-NUMBER", "ABC 123", encoding=1),
+    txxx("1st", "digit first"),
+    txxx("tabbed", "a\tb"),
+    txxx("Latin", "Café", encoding=0),
+    txxx("Ünï", "non-ASCII name"),
+    txxx("EMPTY", ""),
+    txxx("", "no name"),
+    txxx("multi", "one\x00two"),
+    comm("", "a plain comment"),
+    comm("note", "described comment"),
+    txxx("MOOD", "  second mood "),
+])
+open("comments-id3v24.mp3", "wb").write(comments + audio)
+
+# comments-ape.mp3, comments-ape-title.mp3: an ID3v2.4 tag (TXXX MOOD) at the start and an APEv2 tag
+# (header, items, footer) at the end. MPD lists the APE text items (each value), and the TXXX frames
+# only when no APE item is a tag it knows: the first file's items are no tags, the second's has Title.
+def ape(items):                  # [(key, value bytes, item flags)]
+    body = b"".join(struct.pack("<II", len(value), flags) + key.encode("ascii") + b"\x00" + value
+                    for key, value, flags in items)
+    def part(flags):
+        return b"APETAGEX" + struct.pack("<IIII", 2000, len(body) + 32, len(items), flags) + b"\x00" * 8
+    return part(0xA0000000) + body + part(0x80000000)
+mood = tag(4, [frame24("TIT2", utf8("APE")), txxx("MOOD", "from ID3")])
+open("comments-ape.mp3", "wb").write(mood + audio + ape([
+    ("REPLAYGAIN_TRACK_GAIN", b"-3.20 dB", 0),
+    ("MP3GAIN_MINMAX", b"112,167", 0),
+    ("Multi", b"first\x00second", 0),
+    ("Empty", b"", 0),
+    ("Cover", b"\x00\x01binary", 1 << 1),
+]))
+open("comments-ape-title.mp3", "wb").write(mood + audio + ape([
+    ("Title", b"Title from APE", 0),
+    ("Mood", b"from APE", 0),
+]))
 PY
 
 # 6. Files without a Xing/Info header: libmpg123 can only estimate their length

@@ -2,8 +2,8 @@
 # Installs, with apt-get, the system packages playerd needs where they are missing.
 #   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev,
 #                            libsqlite3-dev (the library's store: GRDB links the system SQLite),
-#                            libsystemd-dev (sd-bus, for MPRIS on D-Bus) and libsoxr-dev (the FIFO
-#                            output's resampler)
+#                            libsystemd-dev (sd-bus, for MPRIS on D-Bus), libsoxr-dev (the FIFO
+#                            output's resampler) and libchromaprint-dev (getfingerprint)
 #   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123, sox,
 #                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2), the curses
 #                            clients ncmpcpp and ncmpc with tmux to drive them, systemd's tools
@@ -18,7 +18,7 @@
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(pkg-config libmpg123-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev)
+packages=(pkg-config libmpg123-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev libchromaprint-dev)
 case "$purpose" in
     build) ;;
     test) packages+=(mpg123 sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient) ;;

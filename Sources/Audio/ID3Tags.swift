@@ -189,7 +189,7 @@ enum ID3Tags {
 
     /// The frames of the ID3v2 tag at the start of the file open on `descriptor`, read in windows of
     /// 16 KB: only the bodies of the frames wanted are read, so a 1 MB picture is skipped, not read.
-    static func frames(inFile descriptor: Int32) -> [Frame]? {
+    static func frames(inFile descriptor: Int32, raw: Bool = false) -> [Frame]? {
         var header = [UInt8](repeating: 0, count: 10)
         let got = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 10, 0) }
         var info = stat()
@@ -200,7 +200,7 @@ enum ID3Tags {
         let windowLength = min(16384, size + 10, fileSize)
         var window = header
         var windowStart = 0
-        return Self.frames(available: fileSize) { offset, count -> ArraySlice<UInt8>? in
+        return Self.frames(available: fileSize, raw: raw) { offset, count -> ArraySlice<UInt8>? in
             guard offset >= 0, count >= 0, offset + count <= fileSize else { return nil }
             if offset >= windowStart && offset + count <= windowStart + window.count {
                 return window[(offset - windowStart)..<(offset - windowStart + count)]
@@ -218,6 +218,16 @@ enum ID3Tags {
         }
     }
 
+    /// The `TXXX` frames of the ID3v2 tag at the start of the file open on `descriptor`, in file order:
+    /// each description and first value as the frame holds them (not trimmed, empty ones kept), as MPD's
+    /// `readcomments` takes them; frames without a value are left out.
+    static func userTexts(inFile descriptor: Int32) -> [(name: String, value: String)] {
+        (Self.frames(inFile: descriptor, raw: true) ?? []).compactMap { frame in
+            guard frame.id == "TXXX", let name = frame.description, let value = frame.values.first else { return nil }
+            return (name, value)
+        }
+    }
+
     /// The frames of a whole raw ID3v2 tag (header included) in memory.
     static func frames(inRawTag tag: [UInt8]) -> [Frame]? {
         Self.frames(available: tag.count) { offset, count in
@@ -230,8 +240,9 @@ enum ID3Tags {
     /// ID3v2.2–2.4 tag this reader understands. Anything that does not add up (a size past the end of
     /// the tag or the file, a bad id or size) ends the walk, keeping the frames before it, as libmpg123
     /// does; compressed and encrypted frames are skipped, as libmpg123 skips them, and so are text
-    /// frames over 1 MiB: nothing is read that the file does not hold, whatever the sizes claim.
-    static func frames(available: Int, _ read: (Int, Int) -> ArraySlice<UInt8>?) -> [Frame]? {
+    /// frames over 1 MiB: nothing is read that the file does not hold, whatever the sizes claim. With
+    /// `raw`, values are the frame's strings as they are (see `strings`).
+    static func frames(available: Int, raw: Bool = false, _ read: (Int, Int) -> ArraySlice<UInt8>?) -> [Frame]? {
         guard let header = read(0, 10), header.prefix(3).elementsEqual("ID3".utf8) else { return nil }
         let major = header[header.startIndex + 3]
         let flags = header[header.startIndex + 5]
@@ -285,7 +296,7 @@ enum ID3Tags {
             if tagUnsynchronised || (major == 4 && frameFlags & 0x0002 != 0) {
                 data = Self.resynchronised(data)
             }
-            if let frame = Self.frame(id, data) {
+            if let frame = Self.frame(id, data, raw: raw) {
                 frames.append(frame)
             }
         }
@@ -293,7 +304,7 @@ enum ID3Tags {
     }
 
     /// Decodes one frame's body; nil when it is empty or its encoding is unknown.
-    private static func frame(_ id: String, _ data: [UInt8]) -> Frame? {
+    private static func frame(_ id: String, _ data: [UInt8], raw: Bool) -> Frame? {
         if id == "UFID" {
             guard let nul = data.firstIndex(of: 0) else { return nil }
             let owner = String(decoding: data[..<nul], as: UTF8.self)
@@ -308,7 +319,7 @@ enum ID3Tags {
             guard body.count >= 3 else { return nil }
             body = body.dropFirst(3)  // the language
         }
-        var strings = Self.strings(body, encoding: encoding)
+        var strings = Self.strings(body, encoding: encoding, raw: raw)
         var description: String?
         if id == "TXXX" || id == "COMM" {
             guard !strings.isEmpty else { return nil }
@@ -320,18 +331,21 @@ enum ID3Tags {
         return Frame(id: id, description: description, values: strings.compactMap { $0 })
     }
 
-    /// The NUL-separated strings of an encoded text, each cleaned (nil when empty). In UTF-16 each
-    /// string may have its own byte-order mark; one without follows the string before it (the first:
-    /// big-endian, as libmpg123 reads it).
-    static func strings(_ bytes: ArraySlice<UInt8>, encoding: UInt8) -> [String?] {
+    /// The NUL-separated strings of an encoded text, each cleaned (nil when empty), or with `raw` as
+    /// they are (empty ones too). In UTF-16 each string may have its own byte-order mark; one without
+    /// follows the string before it (the first: big-endian, as libmpg123 reads it).
+    static func strings(_ bytes: ArraySlice<UInt8>, encoding: UInt8, raw: Bool = false) -> [String?] {
+        func cleaned(_ text: String) -> String? {
+            raw ? text : Self.cleaned(text)
+        }
         switch encoding {
         case 0:
             return bytes.split(separator: 0, omittingEmptySubsequences: false).map {
-                Self.cleaned(String(String.UnicodeScalarView($0.map { Unicode.Scalar($0) })))
+                cleaned(String(String.UnicodeScalarView($0.map { Unicode.Scalar($0) })))
             }
         case 3:
             return bytes.split(separator: 0, omittingEmptySubsequences: false).map {
-                Self.cleaned(String(decoding: $0, as: UTF8.self))
+                cleaned(String(decoding: $0, as: UTF8.self))
             }
         default:
             var index = bytes.startIndex
@@ -348,7 +362,7 @@ enum ID3Tags {
                 } else if encoding == 1 && atStart && (first, second) == (0xFE, 0xFF) {
                     littleEndian = false
                 } else if first == 0 && second == 0 {
-                    strings.append(Self.cleaned(String(decoding: current, as: UTF16.self)))
+                    strings.append(cleaned(String(decoding: current, as: UTF16.self)))
                     current.removeAll(keepingCapacity: true)
                     atStart = true
                     continue
@@ -358,7 +372,7 @@ enum ID3Tags {
                 }
                 atStart = false
             }
-            strings.append(Self.cleaned(String(decoding: current, as: UTF16.self)))
+            strings.append(cleaned(String(decoding: current, as: UTF16.self)))
             return strings
         }
     }

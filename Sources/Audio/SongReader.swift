@@ -94,6 +94,26 @@ public final class SongReader {
         }
     }
 
+    /// The file's own name-value comments as MPD's `readcomments` finds them in an MP3 (its generic tag
+    /// scan): the text items of an APEv2 tag ending the file, every value of each; then, unless one of
+    /// those items is a tag MPD knows, the ID3v2 `TXXX` frames, each description and first value. All
+    /// untrimmed, in file order.
+    /// - Throws: what `read(path:)` throws: the file must be an MP3 libmpg123 can read.
+    public func comments(path: String) throws(DecoderError) -> [(name: String, value: String)] {
+        try self.withOpenFile(path) { _, descriptor, _, _ in
+            var comments: [(name: String, value: String)] = []
+            if let items = APETags.items(inFile: descriptor) {
+                for item in items where item.isText {
+                    comments += item.values.map { (item.key, $0) }
+                }
+                if items.contains(where: { $0.isText && APETags.isKnownTag($0.key) }) {
+                    return comments
+                }
+            }
+            return comments + ID3Tags.userTexts(inFile: descriptor)
+        }
+    }
+
     /// The embedded front-cover (or first) APIC picture, or nil when the file has none.
     /// - Throws: what `read(path:)` throws.
     public func picture(path: String) throws(DecoderError) -> EmbeddedPicture? {

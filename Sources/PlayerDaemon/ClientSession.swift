@@ -115,6 +115,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.service.hub.register(ObjectIdentifier(self), on: eventLoop) { changes in
             session.value.noteChanges(changes)
         }
+        self.settings.channelClient = self.service.channels.join {
+            eventLoop.execute { session.value.noteChanges([.message]) }
+        }
         self.send(ResponseWriter.greeting, context: context)
     }
 
@@ -126,6 +129,9 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         self.silenceCheck?.cancel()
         self.silenceCheck = nil
         self.service.hub.unregister(ObjectIdentifier(self))
+        if let channelClient = self.settings.channelClient {
+            self.service.channels.leave(channelClient)
+        }
         self.closing = true
         self.pending.removeAll()
         self.running?.cancel()
@@ -348,7 +354,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
         switch command.handler {
         case .session:
-            if isList {
+            // MPD runs `kill` in a list too (and answers nothing of the list).
+            if isList && request.name != "kill" {
                 self.fail(
                     Ack(
                         .argument, "\(request.name) is not allowed in a command list", command: request.name,
@@ -574,7 +581,10 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     /// An ACK from a handler, naming its command (argument parsers do not know it) at its list index.
     private static func named(_ ack: Ack, _ request: Request, _ index: Int) -> Ack {
-        ack.command.isEmpty ? ack.attributed(to: request.name, listIndex: index) : ack.at(listIndex: index)
+        if ack.isUnnamed {
+            return Ack(ack.code, ack.message)
+        }
+        return ack.command.isEmpty ? ack.attributed(to: request.name, listIndex: index) : ack.at(listIndex: index)
     }
 
     private func fail(_ ack: Ack, endsConnection: Bool = false) {
@@ -641,6 +651,14 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         case "noidle":
             // Not idling: MPD ignores it and answers nothing.
             break
+        case "kill":
+            // MPD closes the connection at once, without answering what is unsent (the list's answers,
+            // earlier lines of the same read), and stops.
+            self.logger.info("stopping: a client sent kill")
+            self.answer.removeAll()
+            self.closing = true
+            self.context?.close(promise: nil)
+            DaemonStop.request()
         default:
             do {
                 self.idling = try Argument.idleSubsystems(request.arguments)
@@ -656,8 +674,8 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Moves the client into the partition its settings name (a handler of `partition` checked that it
     /// exists): its commands act on that partition's player from the next one on, it hears of that
-    /// partition's changes, and its next `idle` reports everything a partition has, as MPD's does, so
-    /// that it reads the new partition's state.
+    /// partition's changes and sees its channels, and its next `idle` reports everything a partition
+    /// has, as MPD's does, so that it reads the new partition's state.
     private func enterPartition() {
         guard let partition = self.service.partitions.find(self.settings.partition) else {
             self.settings.partition = self.service.name
@@ -665,6 +683,10 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         }
         self.service = partition
         self.service.hub.move(ObjectIdentifier(self), to: partition.name)
+        if let channelClient = self.settings.channelClient {
+            // Channels are a partition's, as in MPD: its subscriptions go with it.
+            self.service.channels.move(channelClient, toPartition: partition.name)
+        }
         self.unseen.formUnion([.playlist, .player, .mixer, .output, .options])
     }
 
@@ -689,7 +711,13 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
         for subsystem in IdleSubsystem.allCases where relevant.contains(subsystem) {
             self.write("changed: \(subsystem.rawValue)\n")
         }
-        self.unseen.subtract(relevant)
+        // An idle that answers forgets every change, those it was not asked for too, as MPD's
+        // Client::IdleNotify does; `noidle` (answered with nothing) forgets none.
+        if force {
+            self.unseen.subtract(relevant)
+        } else {
+            self.unseen.removeAll()
+        }
         self.idling = nil
         self.answer.ok()
         self.pump()

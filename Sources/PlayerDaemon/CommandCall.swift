@@ -16,6 +16,8 @@ struct SessionSettings: Sendable {
     /// What the client may do: set when it connects (see `ClientOrigin`), until a `password` grants
     /// what that password grants.
     var permission = Permission.all
+    /// The client in the channel registry (`subscribe`, `readmessages` ...); nil outside a client's session.
+    var channelClient: ChannelRegistry.ClientID?
     /// The partition the client's commands act on (`partition NAME`).
     var partition = PartitionRegistry.defaultName
 

@@ -102,10 +102,14 @@ enum Commands {
         add("close", .session)
         add("idle", .session)
         add("noidle", .session)
+        add("kill", .session)
         registerLibraryCommands(in: &table)
         registerStoredPlaylistCommands(in: &table)
         registerQueueCommands(in: &table)
         registerStickerCommands(in: &table)
+        registerChannelCommands(in: &table)
+        registerStorageCommands(in: &table)
+        registerSongDataCommands(in: &table)
         registerPartitionCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
@@ -134,7 +138,15 @@ enum Commands {
     private static func play(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let position = try call.optionalArgument(0).map { text throws(Ack) in try Argument.integer(text) } ?? -1
         if position == -1 {
-            return try await request(.play, service, call)
+            // An empty queue gives `play` nothing to do; mpd answers OK.
+            do {
+                try await service.engine.handle(.play)
+            } catch PlayerError.emptyQueue {
+                return call
+            } catch {
+                throw Ack(error, command: call.name)
+            }
+            return call
         }
         guard position >= 0 else {
             throw Ack(.argument, "Bad song index", command: call.name)
@@ -482,11 +494,10 @@ enum Commands {
 
     private static func move(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let range = try Argument.range(call.argument(0))
+        // MPD 0.23 refuses `START:` (and `-1`, its whole-queue range) here, before looking at the queue.
+        guard let end = range.end else { throw Ack(.argument, "Open-ended range not supported") }
         let text = call.argument(1)
         try await change(service, call) { queue, _ throws(Ack) in
-            // An open range (`START:`) runs to the end of the queue. One that starts past the end is empty
-            // (the queue refuses it); `START..<count` would be a reversed range, which traps.
-            let end = range.end ?? max(range.start, queue.count)
             let destination = try moveDestination(text, moving: range.start..<end, in: queue)
             do throws(QueueError) {
                 try queue.move(from: range.start..<end, to: destination)

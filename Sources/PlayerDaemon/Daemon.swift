@@ -128,9 +128,12 @@ public final class Daemon: Sendable {
     /// in-process MPRIS bridge) and shuts down.
     public func runUntilSignalled(beforeShutdown: () -> Void = {}) {
         Self.holdStopSignals()
+        // A client's `kill` ends the daemon as SIGTERM does: it sends one, which the wait below takes.
+        DaemonStop.install { _ = kill(getpid(), SIGTERM) }
         var signals = Self.stopSignals
         var received: Int32 = 0
         while sigwait(&signals, &received) != 0 {}
+        DaemonStop.install(nil)
         self.logger.info("stopping")
         beforeShutdown()
         self.shutdown()

@@ -15,6 +15,8 @@ final class DaemonShared: Sendable {
     let hub: ChangeHub
     /// Recent quick library answers, until the database changes.
     let answers = QueryAnswerCache()
+    /// The clients' channels and messages (`subscribe`, `sendmessage` ...), across partitions.
+    let channels = ChannelRegistry()
     /// The music library, when there is a music directory and a database for it.
     let library: MusicLibrary?
     /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.

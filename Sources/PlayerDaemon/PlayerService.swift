@@ -54,6 +54,8 @@ public final class PlayerService: Sendable {
     var partitions: PartitionRegistry { self.shared.partitions }
     /// The sticker database, when one is configured and could be opened.
     var stickers: StickerDatabase? { self.shared.stickers }
+    /// The clients' channels and messages (`subscribe`, `sendmessage` ...), across partitions.
+    var channels: ChannelRegistry { self.shared.channels }
 
     /// Starts the default partition's engine on the configured outputs with `context` (a restored
     /// queue, say), and opens the library when one is configured (a library that cannot be opened is

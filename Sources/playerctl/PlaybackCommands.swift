@@ -100,7 +100,8 @@ enum PlayOutcome: Equatable {
             // Paused with an error: no output could play (playerd keeps the song and its place, as mpd).
             self = .failed(status.error ?? "nothing plays")
         case .stop where status.playlistLength == 0:
-            self = .failed(status.error ?? "the queue is empty")
+            // An error left from before the queue was cleared is not why nothing plays now.
+            self = .failed("the queue is empty")
         case .stop where status.error == nil:
             // Stopped with nothing wrong: the queue was played to its end (or single mode stopped after
             // the song) before we looked. A song that cannot be played always leaves an error.

@@ -76,10 +76,21 @@ struct ConnectionTests {
             #expect(try !a.hasInput(within: .milliseconds(300)))
             try a.send(line: "noidle")
             #expect(try a.readAnswer() == ["OK"])
-            // A subsystem not asked for stays pending for a later idle.
+            // An idle that answers forgets the changes it was not asked for, as mpd 0.23 does
+            // (Client::IdleNotify clears every flag): the volume's change is not told later.
             #expect(try b.command("setvol 60") == ["OK"])
             #expect(try b.command("repeat 0") == ["OK"])
             #expect(try a.command("idle options", timeout: .seconds(2)) == ["changed: options", "OK"])
+            try a.send(line: "idle mixer")
+            #expect(try !a.hasInput(within: .milliseconds(300)))
+            try a.send(line: "noidle")
+            #expect(try a.readAnswer() == ["OK"])
+            // One not asked for while no idle answers stays pending: `noidle` forgets nothing.
+            #expect(try b.command("setvol 70") == ["OK"])
+            try a.send(line: "idle options")
+            #expect(try !a.hasInput(within: .milliseconds(300)))
+            try a.send(line: "noidle")
+            #expect(try a.readAnswer() == ["OK"])
             #expect(try a.command("idle mixer", timeout: .seconds(2)) == ["changed: mixer", "OK"])
         }
     }

@@ -28,8 +28,6 @@ struct NumericArgumentTests {
     ///   lands 11 ms in), or to the song's end. A time past the end within that is the end in both.
     /// - (id) mpd hands out ids from 0 and reuses them; playerd's start at 1 and never repeat, so id 0
     ///   names no song (ACK 50, as mpd answers for an id it does not have).
-    /// - (open) `move -1 TO`: playerd moves the whole queue, as it takes `START:` ranges; mpd 0.23
-    ///   refuses open ranges in `move` (`Open-ended range not supported`).
     /// - (0.24) MPD 0.24's `sticker` additions (`inc`, `find ... window`), which 0.23 refuses.
     static let places: [(request: String, answers: String)] = [
         ("play X", "OK OK 2 2 2 2 2 2 2 2 2 2"),
@@ -50,7 +48,7 @@ struct NumericArgumentTests {
         ("delete X:", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("delete 0:X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("deleteid X", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
-        ("move X 0", "OK OK 2 2 2 2 2 2 2 2 2 2"),  // (open) mpd: OK 2 2 2 2 2 2 2 2 2 2 2
+        ("move X 0", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("move 0:X 0", "2 2 2 2 2 2 2 2 2 2 2 2"),
         ("move 0 X", "OK 2 2 2 2 2 2 2 2 2 2 2"),
         ("moveid X 0", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: OK for 0
@@ -115,6 +113,10 @@ struct NumericArgumentTests {
         "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
         "listfiles", "clearerror", "playnow", "playlist", "playlistfind", "playlistsearch",
+        // Channels; mounts and kill; a song's own data.
+        "subscribe", "unsubscribe", "channels", "sendmessage", "readmessages",
+        "listmounts", "mount", "unmount", "kill",
+        "readcomments", "getfingerprint",
         // Partitions: names only.
         "partition", "listpartitions", "newpartition", "delpartition", "moveoutput",
     ]

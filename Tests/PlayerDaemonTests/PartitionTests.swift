@@ -118,6 +118,13 @@ struct PartitionTests {
             // Modes are the partition's own.
             #expect(try control.fields("status")["repeat"] == "1")
             #expect(try watcherDefault.fields("status")["repeat"] == "0")
+            // So are channels (MPD's): a subscription is told to the partition's clients only.
+            try watcherDefault.send(line: "idle subscription")
+            try watcherOther.send(line: "idle subscription")
+            #expect(try control.command("subscribe news") == ["OK"])
+            #expect(try watcherOther.readAnswer() == ["changed: subscription", "OK"])
+            #expect(try !watcherDefault.hasInput(within: .milliseconds(500)))
+            #expect(try watcherDefault.command("noidle") == ["OK"])
         }
     }
 
@@ -297,6 +304,11 @@ struct PartitionTests {
                 Step(client: 1, line: "status"),
                 Step(client: 1, line: "moveoutput A"),
                 Step(client: 1, line: "outputs"),
+                // Channels are a partition's: the default partition's client sees none of p1's.
+                Step(client: 1, line: "subscribe room"),
+                Step(client: 0, line: "channels"),
+                Step(client: 0, line: "sendmessage room hello"),
+                Step(client: 1, line: "readmessages"),
                 Step(client: 0, line: "idle output"),
                 Step(client: 0, line: "outputs"),
                 Step(client: 0, line: "enableoutput 0"),
@@ -307,6 +319,10 @@ struct PartitionTests {
                 Step(client: 0, line: "delpartition a.b"),
                 Step(client: 0, line: "delpartition p1"),
                 Step(client: 1, line: "partition default"),
+                // Its subscriptions came with it.
+                Step(client: 0, line: "channels"),
+                Step(client: 0, line: "sendmessage room again"),
+                Step(client: 1, line: "readmessages"),
                 Step(client: 0, line: "delpartition p1"),
                 Step(client: 1, line: "moveoutput B"),
                 Step(client: 1, line: "moveoutput A"),
