@@ -347,4 +347,31 @@ struct PartitionTests {
             #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
         }
     }
+
+    @Test(
+        "python-mpd2's partition calls: what it makes of mpd's answers, it makes of playerd's",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: Paths.python), "needs /usr/bin/python3"))
+    func pythonMPD2() throws {
+        let music = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: music) }
+        let outputs = ["A", "B", "C"]
+        let mpd = try RunningMPD(music: music, outputs: outputs)
+        let script = Paths.testsDirectory + "/python/mpd2_partitions.py"
+        try withPlayerd(Self.options(outputs)) { daemon in
+            let results = try [mpd.socketPath, daemon.socketPath].map { socket in
+                try runProgram(Paths.python, [script, socket], within: .seconds(60))
+            }
+            for result in results {
+                #expect(result.status == 0, "\(result)")
+            }
+            let lines = results.map { $0.stdout.split(separator: "\n").map(String.init) }
+            #expect(lines[0].count == 25, "\(results[0])")
+            #expect(lines[1] == lines[0], "mpd:\n\(results[0].stdout)playerd:\n\(results[1].stdout)")
+            #expect(
+                lines[1].contains(
+                    "1 outputs () -> [{'outputid': '0', 'outputname': 'C', 'plugin': 'null', 'outputenabled': '1'}, {'outputid': '1', 'outputname': 'A', 'plugin': 'null', 'outputenabled': '1'}]"
+                ),
+                "\(results[1].stdout)")
+        }
+    }
 }
