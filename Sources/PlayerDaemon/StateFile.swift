@@ -34,6 +34,11 @@ public struct SavedState: Sendable, Equatable {
     public var replayGainMode: ReplayGainMode = .off
     /// Which outputs were switched on, by name, in the daemon's order (wherever they play).
     public var outputs: [SavedOutput] = []
+    /// Crossfade and MixRamp (MPD's `crossfade:`, `mixrampdb:` and `mixrampdelay:` lines).
+    public var crossfade = CrossfadeSettings()
+    /// The ranges of the queued songs that play only a part (`rangeid`), by their index in `paths`:
+    /// a `range: START-END` line in milliseconds after the song's (MPD's `Range:`).
+    public var ranges: [Int: SongRange] = [:]
     /// The partitions other than `default`, in the order they were made. Written after the default
     /// partition's lines under keys of their own (`partition: NAME`, then `partition_...` lines), which
     /// a reader that does not know partitions skips, and so reads the default partition alone.
@@ -70,6 +75,10 @@ public struct SavedState: Sendable, Equatable {
         lines.append("consume: \(self.consume ? 1 : 0)")
         lines.append("state: \(self.state.rawValue)")
         lines.append("replay_gain_mode: \(self.replayGainMode.rawValue)")
+        // MPD's own lines and formats (`%i`, `%f`, `%f`).
+        lines.append("crossfade: \(self.crossfade.seconds)")
+        lines.append("mixrampdb: \(Self.cFixed(Double(self.crossfade.mixRampDB)))")
+        lines.append("mixrampdelay: \(Self.cFixed(self.crossfade.mixRampDelay))")
         for output in self.outputs {
             lines.append("output: \(output.isEnabled ? 1 : 0):\(output.name)")
         }
@@ -84,6 +93,9 @@ public struct SavedState: Sendable, Equatable {
                 lines.append("prio: \(priority)")
             }
             lines.append("song: \(path)")
+            if let range = self.ranges[position] {
+                lines.append("range: \(range.start)-" + (range.end.map { "\($0)" } ?? ""))
+            }
         }
         for partition in self.partitions {
             partition.encode(into: &lines)
@@ -158,6 +170,35 @@ public struct SavedState: Sendable, Equatable {
                     continue
                 }
                 pendingPriority = priority
+            case "range":
+                guard !self.paths.isEmpty, let range = Self.range(value) else {
+                    skip("milliseconds START-END (END may be left out) after a song")
+                    continue
+                }
+                self.ranges[self.paths.count - 1] = range
+            case "crossfade":
+                guard let seconds = Int(value), seconds >= 0 else {
+                    skip("whole seconds")
+                    continue
+                }
+                self.crossfade.seconds = min(seconds, Int(UInt32.max))
+            case "mixrampdb":
+                // Held at what the line saves as again (six decimals), so that a state reads back the same.
+                guard let decibels = Float(value), !decibels.isNaN, let saved = Float(Self.cFixed(Double(decibels)))
+                else {
+                    skip("decibels")
+                    continue
+                }
+                self.crossfade.mixRampDB = saved
+            case "mixrampdelay":
+                // As MPD, only a value starting with a digit is read (a negative one is "off" anyway); one
+                // too large to save as digits again is read past too.
+                guard Self.startsWithDigit(value), let delay = Double(value),
+                    case let text = Self.cFixed(delay), Self.startsWithDigit(text), let saved = Double(text)
+                else {
+                    continue
+                }
+                self.crossfade.mixRampDelay = saved
             case "output":
                 guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag)
                 else {
@@ -242,6 +283,10 @@ public struct SavedPartition: Sendable, Equatable {
     public var paths: [String] = []
     /// The priorities above 0 (MPD's `prio`), by position in `paths`.
     public var priorities: [Int: UInt8] = [:]
+    /// The ranges of the songs that play only a part (`rangeid`), by position in `paths`.
+    public var ranges: [Int: SongRange] = [:]
+    /// Crossfade and MixRamp.
+    public var crossfade = CrossfadeSettings()
     /// The current song's position in `paths`.
     public var current: Int?
     /// Seconds into the current song.
@@ -275,6 +320,7 @@ public struct SavedPartition: Sendable, Equatable {
 
     public static func == (left: Self, right: Self) -> Bool {
         left.name == right.name && left.paths == right.paths && left.priorities == right.priorities
+            && left.ranges == right.ranges && left.crossfade == right.crossfade
             && left.current == right.current && left.elapsed == right.elapsed && left.state == right.state
             && left.volume == right.volume && left.isMuted == right.isMuted && left.repeatMode == right.repeatMode
             && left.random == right.random && left.single == right.single && left.consume == right.consume
@@ -293,6 +339,9 @@ public struct SavedPartition: Sendable, Equatable {
         lines.append("partition_consume: \(self.consume ? 1 : 0)")
         lines.append("partition_state: \(self.state.rawValue)")
         lines.append("partition_replay_gain_mode: \(self.replayGainMode.rawValue)")
+        lines.append("partition_crossfade: \(self.crossfade.seconds)")
+        lines.append("partition_mixrampdb: \(SavedState.cFixed(Double(self.crossfade.mixRampDB)))")
+        lines.append("partition_mixrampdelay: \(SavedState.cFixed(self.crossfade.mixRampDelay))")
         for output in self.outputs {
             lines.append("partition_output: \(output.isEnabled ? 1 : 0):\(output.name)")
         }
@@ -306,6 +355,9 @@ public struct SavedPartition: Sendable, Equatable {
                 lines.append("partition_prio: \(priority)")
             }
             lines.append("partition_song: \(path)")
+            if let range = self.ranges[position] {
+                lines.append("partition_range: \(range.start)-" + (range.end.map { "\($0)" } ?? ""))
+            }
         }
     }
 
@@ -330,6 +382,25 @@ public struct SavedPartition: Sendable, Equatable {
         case "prio":
             guard let priority = UInt8(value), priority > 0 else { return "a priority from 1 to 255" }
             self.pendingPriority = priority
+        case "range":
+            guard !self.paths.isEmpty, let range = SavedState.range(value) else {
+                return "milliseconds START-END (END may be left out) after a song"
+            }
+            self.ranges[self.paths.count - 1] = range
+        case "crossfade":
+            guard let seconds = Int(value), seconds >= 0 else { return "whole seconds" }
+            self.crossfade.seconds = min(seconds, Int(UInt32.max))
+        case "mixrampdb":
+            guard let decibels = Float(value), !decibels.isNaN,
+                let saved = Float(SavedState.cFixed(Double(decibels)))
+            else { return "decibels" }
+            self.crossfade.mixRampDB = saved
+        case "mixrampdelay":
+            // As the default partition's line: a value that does not start with a digit is read past.
+            guard SavedState.startsWithDigit(value), let delay = Double(value),
+                case let text = SavedState.cFixed(delay), SavedState.startsWithDigit(text), let saved = Double(text)
+            else { break }
+            self.crossfade.mixRampDelay = saved
         case "output":
             guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag) else {
                 return "0 or 1, a colon and the output's name"
@@ -363,6 +434,30 @@ public struct SavedPartition: Sendable, Equatable {
             break
         }
         return nil
+    }
+}
+
+extension SavedState {
+    /// C's `%f`: six decimals (`-17.500000`, `nan`, `inf`).
+    static func cFixed(_ value: Double) -> String {
+        var bytes = [CChar](repeating: 0, count: 400)
+        _ = withVaList([value]) { arguments in vsnprintf(&bytes, bytes.count, "%f", arguments) }
+        return String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func startsWithDigit(_ text: String) -> Bool {
+        text.utf8.first.map { $0 >= 0x30 && $0 <= 0x39 } ?? false
+    }
+
+    /// A `range:` line's value: `START-END` or `START-`, milliseconds.
+    static func range(_ value: String) -> SongRange? {
+        let parts = value.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Int(parts[0]), start >= 0, start <= Int(UInt32.max) else { return nil }
+        if parts[1].isEmpty {
+            return start > 0 ? SongRange(start: start, end: nil) : nil
+        }
+        guard let end = Int(parts[1]), end > start, end <= Int(UInt32.max) else { return nil }
+        return SongRange(start: start, end: end)
     }
 }
 

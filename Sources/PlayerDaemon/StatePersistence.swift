@@ -79,25 +79,28 @@ final class StatePersistence: Sendable {
         let limits = (logger: logger, releasesOutputOnPause: releasesOutputOnPause, maximumLength: maximumQueueLength)
         let restored = Self.context(
             of: Restorable(
-                paths: state.paths, priorities: state.priorities, current: state.current,
+                paths: state.paths, priorities: state.priorities, ranges: state.ranges, current: state.current,
                 repeatMode: state.repeatMode, random: state.random,
                 single: state.single, consume: state.consume, volume: state.volume, isMuted: state.isMuted,
-                replayGainMode: state.replayGainMode), limits)
+                replayGainMode: state.replayGainMode, crossfade: state.crossfade), limits)
         state.paths = restored.paths
         state.priorities = restored.priorities
+        state.ranges = restored.ranges
         state.current = restored.current
         var partitions: [PlayerContext] = []
         for index in state.partitions.indices {
             let partition = state.partitions[index]
             let kept = Self.context(
                 of: Restorable(
-                    paths: partition.paths, priorities: partition.priorities, current: partition.current,
-                    repeatMode: partition.repeatMode,
+                    paths: partition.paths, priorities: partition.priorities, ranges: partition.ranges,
+                    current: partition.current, repeatMode: partition.repeatMode,
                     random: partition.random, single: partition.single, consume: partition.consume,
-                    volume: partition.volume, isMuted: partition.isMuted, replayGainMode: partition.replayGainMode),
+                    volume: partition.volume, isMuted: partition.isMuted, replayGainMode: partition.replayGainMode,
+                    crossfade: partition.crossfade),
                 limits)
             state.partitions[index].paths = kept.paths
             state.partitions[index].priorities = kept.priorities
+            state.partitions[index].ranges = kept.ranges
             state.partitions[index].current = kept.current
             partitions.append(kept.context)
         }
@@ -109,6 +112,7 @@ final class StatePersistence: Sendable {
     private struct Restorable {
         var paths: [String]
         var priorities: [Int: UInt8]
+        var ranges: [Int: SongRange]
         var current: Int?
         var repeatMode: Bool
         var random: Bool
@@ -117,15 +121,17 @@ final class StatePersistence: Sendable {
         var volume: Int?
         var isMuted: Bool
         var replayGainMode: ReplayGainMode
+        var crossfade: CrossfadeSettings
     }
 
     /// The context of a saved queue: its files that can still be read (the others are skipped with a
     /// note), up to the queue's limit, the current song among them, its modes and volume.
     private static func context(
         of saved: Restorable, _ limits: (logger: Logger, releasesOutputOnPause: Bool, maximumLength: Int)
-    ) -> (context: PlayerContext, paths: [String], priorities: [Int: UInt8], current: Int?) {
+    ) -> (context: PlayerContext, paths: [String], priorities: [Int: UInt8], ranges: [Int: SongRange], current: Int?) {
         var kept: [String] = []
         var current: Int?
+        var ranges: [Int: SongRange] = [:]
         var priorities: [Int: UInt8] = [:]
         for (position, path) in saved.paths.enumerated() {
             guard access(PathEscaping.systemPath(path), R_OK) == 0 else {
@@ -133,6 +139,7 @@ final class StatePersistence: Sendable {
                 continue
             }
             if position == saved.current { current = kept.count }
+            ranges[kept.count] = saved.ranges[position]
             if let priority = saved.priorities[position] { priorities[kept.count] = priority }
             kept.append(path)
         }
@@ -145,7 +152,10 @@ final class StatePersistence: Sendable {
         }
         priorities = priorities.filter { $0.key < kept.count }
         var queue = Queue(maximumLength: limits.maximumLength)
-        _ = try? queue.add(kept)
+        let ids = (try? queue.add(kept)) ?? []
+        for (index, range) in ranges where index < ids.count {
+            try? queue.setRange(range, id: ids[index])
+        }
         // Before random mode, which orders the songs by them.
         for (position, priority) in priorities.sorted(by: { $0.key < $1.key }) {
             try? queue.setPriority(priority, positions: position..<(position + 1))
@@ -163,7 +173,8 @@ final class StatePersistence: Sendable {
         }
         context.setMuted(saved.isMuted)
         context.replayGainMode = saved.replayGainMode
-        return (context, kept, priorities, current)
+        context.crossfade = saved.crossfade
+        return (context, kept, priorities, ranges.filter { $0.key < kept.count }, current)
     }
 
     /// Puts the player back at the saved song and position: paused (holding no device) unless
@@ -256,6 +267,10 @@ final class StatePersistence: Sendable {
             var state = SavedState()
             let queue = context.queue
             state.paths = queue.entries.map(\.path)
+            for (index, entry) in queue.entries.enumerated() where entry.range != nil {
+                state.ranges[index] = entry.range
+            }
+            state.crossfade = context.crossfade
             for (position, entry) in queue.entries.enumerated() where entry.priority != 0 {
                 state.priorities[position] = entry.priority
             }
@@ -297,6 +312,10 @@ final class StatePersistence: Sendable {
             var partition = SavedPartition(name: name)
             let queue = context.queue
             partition.paths = queue.entries.map(\.path)
+            for (index, entry) in queue.entries.enumerated() where entry.range != nil {
+                partition.ranges[index] = entry.range
+            }
+            partition.crossfade = context.crossfade
             for (position, entry) in queue.entries.enumerated() where entry.priority != 0 {
                 partition.priorities[position] = entry.priority
             }

@@ -14,6 +14,10 @@ struct PartitionStateFileTests {
         var partition = SavedPartition(name: "upstairs")
         partition.paths = ["/music/b.mp3", "/music/c.mp3"]
         partition.priorities = [1: 7]
+        partition.ranges = [0: SongRange(start: 1500, end: nil), 1: SongRange(start: 0, end: 2250)]
+        partition.crossfade.seconds = 5
+        partition.crossfade.mixRampDB = -17.5
+        partition.crossfade.mixRampDelay = 2
         partition.current = 1
         partition.elapsed = 12.25
         partition.state = .play
@@ -35,7 +39,13 @@ struct PartitionStateFileTests {
         // The partition's queue is under keys of its own: only the default partition's songs are `song:`.
         #expect(text.split(separator: "\n").filter { $0.hasPrefix("song: ") } == ["song: /music/a.mp3"])
         #expect(text.contains("partition: upstairs\npartition_volume: 40\n"))
-        #expect(text.contains("partition_song: /music/b.mp3\npartition_prio: 7\npartition_song: /music/c.mp3\n"))
+        #expect(
+            text.contains(
+                "partition_song: /music/b.mp3\npartition_range: 1500-\npartition_prio: 7\npartition_song: /music/c.mp3\npartition_range: 0-2250\n"
+            ))
+        #expect(
+            text.contains("partition_crossfade: 5\npartition_mixrampdb: -17.500000\npartition_mixrampdelay: 2.000000\n")
+        )
         #expect(!text.contains("partition: empty-room\npartition_volume"))
     }
 
