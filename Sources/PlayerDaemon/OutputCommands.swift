@@ -43,26 +43,30 @@ extension Commands {
     {
         let id = try Argument.unsigned(call.argument(0))
         // After any move under way (which may take this output away), before any later one.
-        let switched = await service.shared.outputChanges.run { () -> (found: Bool, was: Bool?, now: Bool?) in
+        let found = await service.shared.outputChanges.run { () -> Bool in
             let slots = service.partitions.slots(of: service.name)
-            guard id < slots.count else { return (false, nil, nil) }
+            guard id < slots.count else { return false }
             // A dummy left by `moveoutput` takes the switch and stays as it is, as in MPD.
-            guard slots[id].isPresent else { return (true, nil, nil) }
+            guard slots[id].isPresent else { return true }
             let output = slots[id].output
-            let wasEnabled = service.engine.status.outputs.first { $0.id == output }?.isEnabled
-            let found = await service.engine.setOutput(output, enabled: enabled)
-            return (found, wasEnabled, service.engine.status.outputs.first { $0.id == output }?.isEnabled)
+            // The engine's `output` and this `mixer` reach an idle client as one answer.
+            return await service.hub.holding { () -> Bool in
+                let wasEnabled = service.engine.status.outputs.first { $0.id == output }?.isEnabled
+                let found = await service.engine.setOutput(output, enabled: enabled)
+                let isEnabled = service.engine.status.outputs.first { $0.id == output }?.isEnabled
+                // An output with a mixer (software or the card's) switched on or off changes the volume
+                // clients may read: MPD tells them `mixer` as well as `output` (after `toggleoutput`,
+                // only when it switched the output off).
+                if service.configuration.mixer != .none, let wasEnabled, let isEnabled, isEnabled != wasEnabled,
+                    enabled != nil || !isEnabled
+                {
+                    service.hub.broadcast([.mixer], partition: service.name)
+                }
+                return found
+            }
         }
-        guard switched.found else {
+        guard found else {
             throw Ack(.noExist, "No such audio output", command: call.name)
-        }
-        // An output with a mixer (software or the card's) switched on or off changes the volume clients
-        // may read: MPD tells them `mixer` as well as `output` (after `toggleoutput`, only when it
-        // switched the output off).
-        if service.configuration.mixer != .none, let wasEnabled = switched.was, let isEnabled = switched.now,
-            isEnabled != wasEnabled, enabled != nil || !isEnabled
-        {
-            service.hub.broadcast([.mixer], partition: service.name)
         }
         return call
     }
