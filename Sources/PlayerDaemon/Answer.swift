@@ -9,9 +9,10 @@ import PlayerCore
 /// this very code.
 public enum Answer {
     /// Writes MPD's `status` answer for `status` of the partition named `partition`, with elapsed time
-    /// and timers as of `now` (the engine's clock).
+    /// and timers as of `now` (the engine's clock). `updatingJob` is the library update under way, if any.
     public static func status(
-        _ status: PlayerStatus, now: Int64, partition: String = "default", to response: inout ResponseWriter
+        _ status: PlayerStatus, now: Int64, partition: String = "default", updatingJob: Int? = nil,
+        to response: inout ResponseWriter
     ) {
         // Without a mixer to read, MPD leaves the line out.
         if let volume = status.volume {
@@ -47,12 +48,16 @@ public enum Answer {
             }
             response.field("audio", format.description)
         }
-        if let next = status.nextPosition, let entry = status.nextEntry {
-            response.field("nextsong", next)
-            response.field("nextsongid", entry.id)
+        // MPD's order: the update job, the error, then the next song.
+        if let updatingJob {
+            response.field("updating_db", updatingJob)
         }
         if let error = status.error {
             response.field("error", error)
+        }
+        if let next = status.nextPosition, let entry = status.nextEntry {
+            response.field("nextsong", next)
+            response.field("nextsongid", entry.id)
         }
         switch status.sleepTimer {
         case .off: break

@@ -19,9 +19,6 @@ final class ChangeHub: Sendable {
         /// The changes of the delivery on its way to each event loop, by the loop's identity: the
         /// daemon's (under nil) and each partition's.
         var undelivered: [ObjectIdentifier: [String?: Set<IdleSubsystem>]] = [:]
-        /// While above 0, changes wait in `held` (see `holding`).
-        var holds = 0
-        var held: [String?: Set<IdleSubsystem>] = [:]
     }
 
     private let state = Mutex(State())
@@ -57,10 +54,6 @@ final class ChangeHub: Sendable {
     func broadcast(_ changes: Set<IdleSubsystem>, partition: String? = nil) {
         guard !changes.isEmpty else { return }
         let starting: [EventLoop] = self.state.withLock { state in
-            if state.holds > 0 {
-                state.held[partition, default: []].formUnion(changes)
-                return []
-            }
             var starting: [EventLoop] = []
             for (eventLoop, listening, _) in state.listeners.values where partition == nil || partition == listening {
                 let loop = ObjectIdentifier(eventLoop)
@@ -76,24 +69,6 @@ final class ChangeHub: Sendable {
         for eventLoop in starting {
             eventLoop.execute { self.deliver(on: eventLoop) }
         }
-    }
-
-    /// Runs `body` with every change held back, then tells them all at once: what one command changes
-    /// in several steps (an output switched, then the volume it carries) reaches an `idle` as one
-    /// answer, as MPD's does.
-    func holding<Result: Sendable>(_ body: @Sendable () async -> Result) async -> Result {
-        self.state.withLock { $0.holds += 1 }
-        let result = await body()
-        let held = self.state.withLock { state -> [String?: Set<IdleSubsystem>] in
-            state.holds -= 1
-            guard state.holds == 0 else { return [:] }
-            defer { state.held = [:] }
-            return state.held
-        }
-        for (partition, changes) in held {
-            self.broadcast(changes, partition: partition)
-        }
-        return result
     }
 
     /// Hands the changes gathered for `eventLoop` to its clients; runs on that loop.

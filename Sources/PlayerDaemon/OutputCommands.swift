@@ -48,22 +48,11 @@ extension Commands {
             guard id < slots.count else { return false }
             // A dummy left by `moveoutput` takes the switch and stays as it is, as in MPD.
             guard slots[id].isPresent else { return true }
-            let output = slots[id].output
-            // The engine's `output` and this `mixer` reach an idle client as one answer.
-            return await service.hub.holding { () -> Bool in
-                let wasEnabled = service.engine.status.outputs.first { $0.id == output }?.isEnabled
-                let found = await service.engine.setOutput(output, enabled: enabled)
-                let isEnabled = service.engine.status.outputs.first { $0.id == output }?.isEnabled
-                // An output with a mixer (software or the card's) switched on or off changes the volume
-                // clients may read: MPD tells them `mixer` as well as `output` (after `toggleoutput`,
-                // only when it switched the output off).
-                if service.configuration.mixer != .none, let wasEnabled, let isEnabled, isEnabled != wasEnabled,
-                    enabled != nil || !isEnabled
-                {
-                    service.hub.broadcast([.mixer], partition: service.name)
-                }
-                return found
-            }
+            // An output with a mixer (software or the card's) switched on or off changes the volume
+            // clients may read: MPD tells them `mixer` with `output`, in one change (an idle that answers
+            // `output` alone forgets the rest, as MPD's does).
+            let hasMixer = service.configuration.mixer != .none
+            return await service.engine.setOutput(slots[id].output, enabled: enabled, announcingMixer: hasMixer)
         }
         guard found else {
             throw Ack(.noExist, "No such audio output", command: call.name)
