@@ -203,50 +203,7 @@ struct CursesClientsTests {
         "ncmpc: the outputs screen (8) lists outputs and partitions without an error, and switches the output",
         .timeLimit(.minutes(2)), arguments: Self.servers)
     func ncmpcOutputs(_ kind: InteropServer.Kind) throws {
-        guard kind == .playerd else {
-            return try Self.ncmpcOutputsScreen(kind)
-        }
-        // playerd has no listpartitions until the partitions branch lands on main: ncmpc's status line
-        // says `unknown command "listpartitions"` and lists no partition (reported).
-        withKnownIssue("listpartitions is unknown to playerd until partitions land", isIntermittent: true) {
-            try Self.ncmpcOutputsScreen(kind)
-        }
-    }
-
-    @Test(
-        "ncmpc: [Create new partition] on the outputs screen makes a partition", .timeLimit(.minutes(2)),
-        arguments: Self.servers)
-    func ncmpcNewPartition(_ kind: InteropServer.Kind) throws {
-        guard kind == .playerd else {
-            return try Self.ncmpcCreatesPartition(kind)
-        }
-        // As above: until the partitions branch lands, playerd knows neither listpartitions nor newpartition.
-        withKnownIssue("newpartition is unknown to playerd until partitions land", isIntermittent: true) {
-            try Self.ncmpcCreatesPartition(kind)
-        }
-    }
-
-    private static func ncmpcCreatesPartition(_ kind: InteropServer.Kind) throws {
-        let server = try InteropServer(kind)
-        let client = try server.connect()
-        let session = try Self.ncmpcSession(server)
-        defer { Self.expectNoRefusals(session, kind) }
-        try session.send("8")
-        try session.waitFor(all: ["[X] null", "Partition: default", "[Create new partition]"])
-        // The third row; ncmpc asks for the name.
-        try session.send("Down")
-        try session.send("Down")
-        try session.send("Enter")
-        try session.waitFor("the prompt") { Self.statusLine($0).contains("Name:") }
-        try session.type("kitchen")
-        try session.send("Enter")
-        let screen = try session.waitFor(all: ["Partition: kitchen"])
-        #expect(
-            Self.outputsScreen(screen) == [
-                "[X] null", "Partition: default", "Partition: kitchen", "[Create new partition]",
-            ], "\(kind):\n\(screen)")
-        #expect(try client.command("listpartitions") == ["partition: default", "partition: kitchen", "OK"])
-        try server.stop()
+        try Self.ncmpcOutputsScreen(kind)
     }
 
     private static func ncmpcOutputsScreen(_ kind: InteropServer.Kind) throws {

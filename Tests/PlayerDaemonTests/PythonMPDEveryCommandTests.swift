@@ -134,16 +134,6 @@ struct PythonMPDEveryCommandTests {
                 "65 status()", "131 status()", "135 status()", "147 status()", "154 status()", "156 status()",
                 "158 status()", "165 status()",
             ])
-        add(
-            "partitions: the partitions branch, landing on main",
-            [
-                "202 listpartitions()", "203 newpartition('kitchen')", "204 newpartition('kitchen')",
-                "205 newpartition('bad name')", "206 listpartitions()", "207 partition('kitchen')", "208 status()",
-                "209 outputs()", "210 moveoutput('null')", "212 partition('default')",
-                "213 outputs()", "214 moveoutput('null')", "215 moveoutput('nope')", "216 partition('nope')",
-                "217 delpartition('kitchen')", "218 delpartition('kitchen')", "219 delpartition('default')",
-                "220 listpartitions()", "221 idle('partition')",
-            ])
         return defects
     }()
 
