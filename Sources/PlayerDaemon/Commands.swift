@@ -68,10 +68,11 @@ enum Commands {
         add(
             "commands",
             .immediate { service, call throws(Ack) in
-                // Without a sticker database `sticker` is not offered, as in MPD. `noidle` is in the table to
-                // be routed; MPD's table lacks it, and neither listing names it.
+                // Without a sticker database `sticker` is not offered, as in MPD, nor `listneighbors`
+                // without neighbor plugins. `noidle` is in the table to be routed; MPD's table lacks it,
+                // and neither listing names it.
                 for name in Commands.table.names(permittedTo: call.session.permission)
-                where name != "noidle" && (name != "sticker" || service.stickers != nil) {
+                where name != "noidle" && name != "listneighbors" && (name != "sticker" || service.stickers != nil) {
                     call.response.field("command", name)
                 }
             })

@@ -15,6 +15,14 @@ extension Commands {
         add("listmounts", .immediate(listMounts))
         add("mount", .immediate(mount))
         add("unmount", .immediate(unmount))
+        // Debian's mpd is built with neighbor plugins, none of which is configured: it answers
+        // `listneighbors` with this refusal and leaves it out of `commands` (AllCommands.cxx); so does
+        // playerd, which has none.
+        table.register(
+            CommandSpec("listneighbors", arguments: 0, .read),
+            .immediate { _, call throws(Ack) in
+                throw Ack(.unknown, "No neighbor plugin configured", command: call.name)
+            })
     }
 
     /// The music directory, MPD's root storage; MPD's refusal when there is none.
