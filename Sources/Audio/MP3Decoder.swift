@@ -23,6 +23,8 @@ public final class MP3Decoder {
     public let tags: Tags
     /// The ReplayGain applied, in dB (0 when off): the stored gain as limited by its peak, plus the preamp.
     public let appliedGainDB: Double
+    /// The song's MixRamp profile, for crossfades.
+    public let mixRamp: MixRamp
     /// The next frame `read(into:)` returns, counted from the start of the song.
     public private(set) var position: Int = 0
 
@@ -96,6 +98,7 @@ public final class MP3Decoder {
         self.format = AudioFormat(sampleRate: rate, channels: Int(channels), sampleFormat: sampleFormat)
         self.lengthFrames = StreamLength.frames(handle, descriptor: descriptor)
         self.tags = ID3Tags.read(handle, descriptor: descriptor)
+        self.mixRamp = MixRamp.read(handle)
         self.handle = handle
         self.reader = reader
         self.fileDescriptor = descriptor

@@ -355,7 +355,7 @@ struct StatusSample {
         var writtenFrames: Int
         var bitrate: Int
 
-        init(heardFrames: Int, decoder: MP3Decoder) {
+        init(heardFrames: Int, decoder: SongDecoder) {
             self.heardFrames = heardFrames
             self.writtenFrames = decoder.position
             self.bitrate = decoder.bitrate

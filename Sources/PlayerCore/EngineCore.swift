@@ -24,8 +24,16 @@ final class EngineCore {
     private let clock: any PacingClock
     private let shared: EngineShared
     private let output: OutputFanOut
-    private var decoder: MP3Decoder?
+    private var decoder: SongDecoder?
     private var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
+    /// With crossfade on, the song that follows the current one when it ends by itself, opened ahead
+    /// (MPD's queued song), and the fade into it once it has begun.
+    private var upcoming: Upcoming?
+    /// The next song's PCM during a fade, mixed into `buffer`.
+    private var fadeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
+    /// True while the engine reports that the current song ended by itself: the song that was fading in
+    /// goes on from where the fade left it.
+    private var endingNaturally = false
     private var periodFrames = 0
     private var seekCount = 0
     /// When the last status sample was published (engine clock).
@@ -59,6 +67,7 @@ final class EngineCore {
 
     deinit {
         self.buffer.deallocate()
+        self.fadeBuffer.deallocate()
     }
 
     // MARK: - The loop
@@ -107,6 +116,7 @@ final class EngineCore {
             try? self.apply { context, now throws(PlayerError) in try context.handle(.stop, now: now) }
         }
         self.decoder = nil
+        self.upcoming = nil
         self.output.shutDown()
         self.running = false
     }
@@ -121,6 +131,7 @@ final class EngineCore {
             // the next play) from where it was heard. While playing, the player pauses there, as MPD does.
             if decoder.position != heard {
                 try? decoder.seek(toFrame: heard)
+                self.upcoming = nil
             }
             if self.context.state.kind == .play {
                 self.report(.outputFailed(message: OutputError.noOutputEnabled.description))
@@ -192,7 +203,14 @@ final class EngineCore {
     private func renderPeriod() {
         guard let decoder = self.decoder else { return }
         let bytesPerFrame = decoder.format.bytesPerFrame
-        let chunk = UnsafeMutableRawBufferPointer(rebasing: self.buffer[0..<self.periodFrames * bytesPerFrame])
+        let fade = self.fadePlan(for: decoder)
+        let startPosition = decoder.position
+        var wanted = self.periodFrames
+        if let fade, startPosition < fade.start {
+            // The period before a fade ends where it begins, so that the fade starts on its frame.
+            wanted = min(wanted, fade.start - startPosition)
+        }
+        let chunk = UnsafeMutableRawBufferPointer(rebasing: self.buffer[0..<wanted * bytesPerFrame])
         let frames: Int
         do {
             frames = try decoder.read(into: chunk)
@@ -205,6 +223,9 @@ final class EngineCore {
             return
         }
         let pcm = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<frames * bytesPerFrame])
+        if let fade, startPosition >= fade.start, let incoming = self.upcoming?.decoder {
+            self.mixFade(fade, from: incoming, into: pcm, frames: frames, step: startPosition - fade.start)
+        }
         SoftwareVolume(
             level: self.configuration.scalesVolume ? self.context.volume ?? 100 : 100, isMuted: self.context.isMuted
         )
@@ -212,8 +233,10 @@ final class EngineCore {
         do {
             try self.output.write(UnsafeRawBufferPointer(pcm))
         } catch {
-            // The period was never played: the position the player pauses at is before it.
+            // The period was never played: the position the player pauses at is before it. A fade begun
+            // is planned again from there (the next song had moved on with this period).
             try? decoder.seek(toFrame: max(0, decoder.position - frames))
+            self.upcoming = nil
             self.report(.outputFailed(message: error.description))
             return
         }
@@ -231,7 +254,117 @@ final class EngineCore {
     /// The song playing has ended (with an error `message`, or none at its end).
     private func reportSongEnded(message: String?) {
         guard let entry = self.context.state.entry else { return }
+        self.endingNaturally = message == nil
+        defer { self.endingNaturally = false }
         self.report(.songEnded(entry, message: message))
+    }
+
+    // MARK: - Crossfade
+
+    /// The next song, opened ahead while crossfade is on, and its fade once begun.
+    private struct Upcoming {
+        /// The entry it plays.
+        var entry: QueueEntry
+        /// Its decoder; nil when it could not be opened (it fails again, in turn, when its time comes).
+        var decoder: SongDecoder?
+        /// The fade into it, fixed once it has begun.
+        var fade: Fade?
+    }
+
+    /// Where the end of the current song and the start of the next overlap.
+    private struct Fade {
+        /// The current song's frame where the fade begins.
+        var start: Int
+        /// How many frames it lasts.
+        var length: Int
+        /// MixRamp: the songs are added, not faded.
+        var adding: Bool
+    }
+
+    /// The fade into the next song, when the current one ends in one; opens the next song ahead if
+    /// need be (as MPD queues it) and drops one that is no longer next. Nil: the songs join gaplessly.
+    /// Without crossfade it costs one comparison.
+    private func fadePlan(for decoder: SongDecoder) -> Fade? {
+        guard self.context.crossfade.seconds > 0 || self.upcoming?.fade != nil else {
+            self.upcoming = nil
+            return nil
+        }
+        // No fade into a pause at the song's end (single mode, MPD's border pause) or a stop (sleep timer).
+        guard case .play = self.context.state, self.context.sleepTimer != .endOfSong,
+            let nextPosition = self.context.queue.positionAfterSongEnd(),
+            let next = self.context.queue.entry(at: nextPosition)
+        else {
+            self.upcoming = nil
+            return nil
+        }
+        // A new priority of the next song changes nothing here; a new range does.
+        if !QueueEntry.sameSong(self.upcoming?.entry, next) {
+            self.upcoming = Upcoming(
+                entry: next,
+                decoder: try? SongDecoder(
+                    entry: next, sampleFormat: self.configuration.sampleFormat,
+                    replayGain: self.context.resolvedReplayGain))
+        }
+        guard var upcoming = self.upcoming, let incoming = upcoming.decoder else { return nil }
+        if let fade = upcoming.fade {
+            return fade
+        }
+        let (frames, adding) = self.context.crossfade.overlap(
+            currentLength: decoder.lengthFrames, nextLength: incoming.lengthFrames, format: decoder.format,
+            nextFormat: incoming.format, mixRampStart: incoming.decoder.mixRamp.start,
+            mixRampPreviousEnd: decoder.decoder.mixRamp.end, replayGainDB: incoming.decoder.appliedGainDB,
+            previousReplayGainDB: decoder.decoder.appliedGainDB)
+        guard frames > 0, let length = decoder.lengthFrames, incoming.position == 0 else { return nil }
+        let start = max(0, length - frames)
+        guard decoder.position >= start else {
+            return Fade(start: start, length: frames, adding: adding)
+        }
+        // It begins now; after a seek into the last seconds, over what is left of the song (as MPD does).
+        let fade = Fade(start: decoder.position, length: max(1, length - decoder.position), adding: adding)
+        upcoming.fade = fade
+        self.upcoming = upcoming
+        return fade
+    }
+
+    /// Mixes the next `frames` of the incoming song into `pcm`, `step` frames into the fade. Whatever the
+    /// incoming song cannot give (it ended, or broke off) counts as silence.
+    private func mixFade(
+        _ fade: Fade, from incoming: SongDecoder, into pcm: UnsafeMutableRawBufferPointer, frames: Int, step: Int
+    ) {
+        let bytesPerFrame = incoming.format.bytesPerFrame
+        let bytes = frames * bytesPerFrame
+        if self.fadeBuffer.count < bytes {
+            self.fadeBuffer.deallocate()
+            self.fadeBuffer = .allocate(byteCount: bytes, alignment: 16)
+        }
+        var got = 0
+        while got < frames {
+            let slice = UnsafeMutableRawBufferPointer(rebasing: self.fadeBuffer[got * bytesPerFrame..<bytes])
+            guard let read = try? incoming.read(into: slice), read > 0 else { break }
+            got += read
+        }
+        if got < frames {
+            UnsafeMutableRawBufferPointer(rebasing: self.fadeBuffer[got * bytesPerFrame..<bytes]).initializeMemory(
+                as: UInt8.self, repeating: 0)
+        }
+        CrossfadeMix.mix(
+            UnsafeRawBufferPointer(rebasing: self.fadeBuffer[0..<bytes]), into: pcm, frames: frames,
+            format: incoming.format, step: step, length: fade.length, adding: fade.adding)
+    }
+
+    /// The song opened ahead for `entry`, if it may play from `startOffset`: one the fade has begun only
+    /// where the current song ended by itself (it goes on from where the fade is), else one not read yet
+    /// and from its start. Any other is dropped.
+    private func takeUpcoming(for entry: QueueEntry, startOffset: Int64) -> SongDecoder? {
+        defer { self.upcoming = nil }
+        guard let upcoming = self.upcoming, QueueEntry.sameSong(upcoming.entry, entry), let decoder = upcoming.decoder
+        else {
+            return nil
+        }
+        if upcoming.fade != nil {
+            return self.endingNaturally ? decoder : nil
+        }
+        return decoder.position == 0 && startOffset == 0 ? decoder : nil
     }
 
     private func report(_ event: EngineEvent) {
@@ -253,11 +386,17 @@ final class EngineCore {
     private func execute(_ effect: PlayerEffect) -> EngineEvent? {
         switch effect {
         case .openDecoder(let entry, let startOffset):
+            let ahead = self.takeUpcoming(for: entry, startOffset: startOffset)
             self.decoder = nil
             do {
-                let decoder = try MP3Decoder(
-                    path: entry.path, sampleFormat: self.configuration.sampleFormat,
-                    replayGain: self.context.resolvedReplayGain)
+                let decoder: SongDecoder
+                if let ahead {
+                    decoder = ahead
+                } else {
+                    decoder = try SongDecoder(
+                        entry: entry, sampleFormat: self.configuration.sampleFormat,
+                        replayGain: self.context.resolvedReplayGain)
+                }
                 if startOffset > 0 {
                     let frame = decoder.format.frames(inNanoseconds: startOffset)
                     try decoder.seek(toFrame: decoder.lengthFrames.map { min($0, frame) } ?? frame)
@@ -295,9 +434,12 @@ final class EngineCore {
         case .releaseOutput:
             self.output.close()
         case .seekDecoder(let offset):
+            // A seek starts the song's end afresh: a fade begun is dropped (and planned again).
+            self.upcoming = nil
             self.seekCount += 1
             return self.seekDecoder(toFrame: self.decoder.map { $0.format.frames(inNanoseconds: offset) })
         case .rewindDecoderToHeard:
+            self.upcoming = nil
             return self.seekDecoder(toFrame: self.heardFrames())
         }
         return nil
@@ -329,7 +471,8 @@ final class EngineCore {
     /// Has a long song's frames indexed on a utility thread and installs the index once it is there
     /// (if the song is still the one playing), so that a seek far ahead jumps instead of reading every
     /// frame header on the way, on the audio thread, while the listener waits.
-    private func scanIndexInBackground(of decoder: MP3Decoder) {
+    private func scanIndexInBackground(of song: SongDecoder) {
+        let decoder = song.decoder
         guard let mailbox = self.mailbox, let length = decoder.lengthFrames,
             length > decoder.format.sampleRate * Self.indexScanMinimumSeconds
         else { return }
@@ -341,7 +484,7 @@ final class EngineCore {
             mailbox.post(
                 Job(
                     run: { core in
-                        if core.decoderSerial == serial { core.decoder?.install(index) }
+                        if core.decoderSerial == serial { core.decoder?.decoder.install(index) }
                     }, cancel: {}))
         }
     }
@@ -368,6 +511,9 @@ final class EngineCore {
 
     /// Publishes the status of the context as it is now, with the engine's own figures.
     private func publish() {
+        if self.context.state.kind == .stop {
+            self.upcoming = nil
+        }
         let now = self.clock.now()
         self.publishedAt = now
         var status = Self.status(of: self.context, at: now)
@@ -414,6 +560,7 @@ final class EngineCore {
         status.isMuted = context.isMuted
         status.error = context.lastError
         status.sleepTimer = context.sleepTimer
+        status.crossfade = context.crossfade
         status.replayGainMode = context.replayGainMode
         status.sampledAt = now
         if let song = context.state.song {

@@ -23,6 +23,9 @@ public struct PlayerContext: Sendable {
     public var replayGainSettings = ReplayGain.off
     /// Whether pausing releases the device (and resuming reopens it).
     public var releasesOutputOnPause: Bool
+    /// Crossfade and MixRamp (MPD's `crossfade`, `mixrampdb`, `mixrampdelay`): the engine reads them
+    /// as each song nears its end.
+    public var crossfade = CrossfadeSettings()
     /// The messages of songs that failed one after another since the last one opened or the last
     /// request to play: when every song in the queue has failed, playback stops instead of cycling
     /// through them forever, and the error names them all.

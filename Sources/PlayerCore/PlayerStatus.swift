@@ -29,6 +29,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var volume: Int? = 100
     /// The ReplayGain mode.
     public var replayGainMode: ReplayGainMode = .off
+    /// Crossfade and MixRamp settings.
+    public var crossfade = CrossfadeSettings()
     /// True while muted.
     public var isMuted = false
     /// The open song's PCM format.

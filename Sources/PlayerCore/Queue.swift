@@ -13,22 +13,55 @@ public struct QueueEntry: Sendable, Hashable {
     /// MPD's priority, 0 to 255 (`prio`, `prioid`): in random mode higher priorities play first. 0
     /// unless a client set it.
     public internal(set) var priority: UInt8
+    /// The part of the song that plays (MPD's `rangeid`); nil for the whole song.
+    public var range: SongRange?
 
     /// Creates an entry; the queue hands out ids, so only tests and snapshots call this.
-    public init(id: Int, path: String, priority: UInt8 = 0) {
+    public init(id: Int, path: String, priority: UInt8 = 0, range: SongRange? = nil) {
         self.id = id
         self.path = path
         self.priority = priority
+        self.range = range
     }
 
     /// Whether two entries are the same song of the queue, whatever their priorities: a new priority
-    /// changes the queue (idle `playlist`), not what the player plays.
+    /// changes the queue (idle `playlist`), not what the player plays. (A new range does change what
+    /// plays: MPD refuses it for the song playing.)
     public static func sameSong(_ one: QueueEntry?, _ other: QueueEntry?) -> Bool {
         var one = one
         var other = other
         one?.priority = 0
         other?.priority = 0
         return one == other
+    }
+}
+
+/// The part of a song that plays, in milliseconds as MPD keeps it (`rangeid ID START:END`): from
+/// `start` to `end` (exclusive), or to the song's end when `end` is nil.
+public struct SongRange: Sendable, Hashable {
+    /// Where the song starts, in milliseconds.
+    public var start: Int
+    /// Where it ends, in milliseconds; nil: at the song's own end.
+    public var end: Int?
+
+    /// A range; `end`, when given, must lie after `start`.
+    public init(start: Int, end: Int?) {
+        self.start = max(0, start)
+        self.end = end.map { max($0, self.start + 1) }
+    }
+
+    /// The first frame that plays, at `rate` (MPD's `SongTime::ToScale`: rounded down).
+    public func startFrame(rate: Int) -> Int {
+        Self.frame(self.start, rate: rate)
+    }
+
+    /// The frame the song ends before, at `rate`; nil: the song's own end.
+    public func endFrame(rate: Int) -> Int? {
+        self.end.map { Self.frame($0, rate: rate) }
+    }
+
+    private static func frame(_ milliseconds: Int, rate: Int) -> Int {
+        milliseconds / 1000 * rate + milliseconds % 1000 * rate / 1000
     }
 }
 
@@ -452,6 +485,16 @@ public struct Queue: Sendable {
     }
 
     // MARK: - Where playback goes
+
+    /// Sets the part of the entry with `id` that plays (nil: all of it), as MPD's `rangeid` does: the
+    /// entry counts as changed (`version`, `plchanges`).
+    /// - Throws: `noSuchID` when no queued entry has it.
+    public mutating func setRange(_ range: SongRange?, id: Int) throws(QueueError) {
+        guard let position = self.positionsByID[id] else { throw .noSuchID(id) }
+        self.entries[position].range = range
+        self.entryVersions[position] = self.version
+        self.version += 1
+    }
 
     /// Where the user's `next` goes: the following song in play order, wrapping in repeat mode
     /// (unless consume would remove the only song). Single mode does not hold `next` back (MPD's own

@@ -22,8 +22,14 @@ public enum Answer {
         response.field("partition", "default")
         response.field("playlist", status.queueVersion)
         response.field("playlistlength", status.queueLength)
-        response.field("mixrampdb", 0)
+        response.field("mixrampdb", Self.shortest(status.crossfade.mixRampDB))
         response.field("state", Self.stateName(status.state))
+        if status.crossfade.seconds > 0 {
+            response.field("xfade", status.crossfade.seconds)
+        }
+        if status.crossfade.mixRampDelay > 0 {
+            response.field("mixrampdelay", Self.shortest(status.crossfade.mixRampDelay))
+        }
         if let position = status.position, let entry = status.entry {
             response.field("song", position)
             response.field("songid", entry.id)
@@ -60,11 +66,12 @@ public enum Answer {
     /// the length, the position, the id, and the priority when it is not 0 (as MPD prints it).
     public static func song(
         file: String, tags: Tags, duration: Double?, position: Int, id: Int, priority: UInt8 = 0,
-        tagTypes: Set<TagName>, lastModified: Int64? = nil, format: String? = nil, to response: inout ResponseWriter
+        tagTypes: Set<TagName>, lastModified: Int64? = nil, format: String? = nil, range: SongRange? = nil,
+        to response: inout ResponseWriter
     ) {
         Self.songInfo(
-            file: file, tags: tags, duration: duration, tagTypes: tagTypes, lastModified: lastModified,
-            format: format, to: &response)
+            file: file, tags: tags, duration: Self.duration(duration, range: range), tagTypes: tagTypes,
+            lastModified: lastModified, format: format, range: range, to: &response)
         response.field("Pos", position)
         response.field("Id", id)
         if priority != 0 {
@@ -75,9 +82,14 @@ public enum Answer {
     /// Writes a song block without a queue position: `file:`, the tags asked for, the length.
     public static func songInfo(
         file: String, tags: Tags, duration: Double?, tagTypes: Set<TagName>, lastModified: Int64? = nil,
-        format: String? = nil, to response: inout ResponseWriter
+        format: String? = nil, range: SongRange? = nil, to response: inout ResponseWriter
     ) {
         response.field("file", file)
+        if let range {
+            // MPD's `Range: 1.500-12.250`, or `Range: 1.500-` to the end.
+            let end = range.end.map { "\($0 / 1000)." + Self.threeDigits($0 % 1000) } ?? ""
+            response.field("Range", "\(range.start / 1000)." + Self.threeDigits(range.start % 1000) + "-" + end)
+        }
         if let lastModified {
             response.field("Last-Modified", MusicLibrary.timestamp(lastModified))
         }
@@ -93,6 +105,20 @@ public enum Answer {
         }
     }
 
+    /// A ranged song's length, as MPD's `DetachedSong::GetDuration` gives it: the range's, or from its
+    /// start to the song's end.
+    static func duration(_ duration: Double?, range: SongRange?) -> Double? {
+        guard let range else { return duration }
+        if let end = range.end {
+            return Double(end - range.start) / 1000
+        }
+        return duration.map { max(0, $0 - Double(range.start) / 1000) }
+    }
+
+    private static func threeDigits(_ number: Int) -> String {
+        number < 10 ? "00\(number)" : number < 100 ? "0\(number)" : "\(number)"
+    }
+
     /// `path` as clients see it: relative to the music directory when inside it, as MPD shows it.
     public static func displayPath(_ path: String, musicDirectory: String?) -> String {
         if let musicDirectory {
@@ -102,6 +128,15 @@ public enum Answer {
             }
         }
         return path
+    }
+
+    /// A number as MPD's `{}` format writes it: the shortest digits that read back as the same value,
+    /// without Swift's `.0` on whole numbers (`-17.5`, `0`, `1e-07`, `1.0000000272564224e+16`). NaN is
+    /// `inf`, as mpd 0.23.12 (built with -ffast-math) writes it.
+    static func shortest<Number: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Number) -> String {
+        if value.isNaN { return "inf" }
+        let text = value.description
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
     }
 
     /// MPD's name for a state; preparing a song counts as playing.

@@ -68,16 +68,17 @@ enum Commands {
         add(
             "commands",
             .immediate { service, call throws(Ack) in
-                // Without a sticker database `sticker` is not offered, as in MPD.
+                // Without a sticker database `sticker` is not offered, as in MPD. `noidle` is in the table to
+                // be routed; MPD's table lacks it, and neither listing names it.
                 for name in Commands.table.names(permittedTo: call.session.permission)
-                where name != "sticker" || service.stickers != nil {
+                where name != "noidle" && (name != "sticker" || service.stickers != nil) {
                     call.response.field("command", name)
                 }
             })
         add(
             "notcommands",
             .immediate { _, call throws(Ack) in
-                for name in Commands.table.names(deniedTo: call.session.permission) {
+                for name in Commands.table.names(deniedTo: call.session.permission) where name != "noidle" {
                     call.response.field("command", name)
                 }
             })
@@ -110,6 +111,7 @@ enum Commands {
         registerChannelCommands(in: &table)
         registerStorageCommands(in: &table)
         registerSongDataCommands(in: &table)
+        registerCrossfadeCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))

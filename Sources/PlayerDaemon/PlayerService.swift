@@ -326,6 +326,6 @@ public final class PlayerService: Sendable {
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
             id: entry.id, priority: entry.priority, tagTypes: tagTypes, lastModified: info.lastModified,
-            format: info.format, to: &response)
+            format: info.format, range: entry.range, to: &response)
     }
 }

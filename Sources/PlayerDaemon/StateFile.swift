@@ -34,6 +34,11 @@ public struct SavedState: Sendable, Equatable {
     public var replayGainMode: ReplayGainMode = .off
     /// Which outputs were switched on, by name, in the daemon's order.
     public var outputs: [SavedOutput] = []
+    /// Crossfade and MixRamp (MPD's `crossfade:`, `mixrampdb:` and `mixrampdelay:` lines).
+    public var crossfade = CrossfadeSettings()
+    /// The ranges of the queued songs that play only a part (`rangeid`), by their index in `paths`:
+    /// a `range: START-END` line in milliseconds after the song's (MPD's `Range:`).
+    public var ranges: [Int: SongRange] = [:]
     /// Lines that were read past rather than costing the whole file: a damaged setting or position
     /// (a hand edit, a bad disk block) is skipped and reported here, its value left as it was, and the
     /// queue survives. Only a file that is not whole (no header, no `end`, a line that is not
@@ -66,6 +71,10 @@ public struct SavedState: Sendable, Equatable {
         lines.append("consume: \(self.consume ? 1 : 0)")
         lines.append("state: \(self.state.rawValue)")
         lines.append("replay_gain_mode: \(self.replayGainMode.rawValue)")
+        // MPD's own lines and formats (`%i`, `%f`, `%f`).
+        lines.append("crossfade: \(self.crossfade.seconds)")
+        lines.append("mixrampdb: \(Self.cFixed(Double(self.crossfade.mixRampDB)))")
+        lines.append("mixrampdelay: \(Self.cFixed(self.crossfade.mixRampDelay))")
         for output in self.outputs {
             lines.append("output: \(output.isEnabled ? 1 : 0):\(output.name)")
         }
@@ -80,6 +89,9 @@ public struct SavedState: Sendable, Equatable {
                 lines.append("prio: \(priority)")
             }
             lines.append("song: \(path)")
+            if let range = self.ranges[position] {
+                lines.append("range: \(range.start)-" + (range.end.map { "\($0)" } ?? ""))
+            }
         }
         lines.append("end")
         return lines.joined(separator: "\n") + "\n"
@@ -131,6 +143,35 @@ public struct SavedState: Sendable, Equatable {
                     continue
                 }
                 pendingPriority = priority
+            case "range":
+                guard !self.paths.isEmpty, let range = Self.range(value) else {
+                    skip("milliseconds START-END (END may be left out) after a song")
+                    continue
+                }
+                self.ranges[self.paths.count - 1] = range
+            case "crossfade":
+                guard let seconds = Int(value), seconds >= 0 else {
+                    skip("whole seconds")
+                    continue
+                }
+                self.crossfade.seconds = min(seconds, Int(UInt32.max))
+            case "mixrampdb":
+                // Held at what the line saves as again (six decimals), so that a state reads back the same.
+                guard let decibels = Float(value), !decibels.isNaN, let saved = Float(Self.cFixed(Double(decibels)))
+                else {
+                    skip("decibels")
+                    continue
+                }
+                self.crossfade.mixRampDB = saved
+            case "mixrampdelay":
+                // As MPD, only a value starting with a digit is read (a negative one is "off" anyway); one
+                // too large to save as digits again is read past too.
+                guard Self.startsWithDigit(value), let delay = Double(value),
+                    case let text = Self.cFixed(delay), Self.startsWithDigit(text), let saved = Double(text)
+                else {
+                    continue
+                }
+                self.crossfade.mixRampDelay = saved
             case "output":
                 guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag)
                 else {
@@ -191,6 +232,30 @@ public struct SavedState: Sendable, Equatable {
             self.elapsed = 0
             self.state = .stop
         }
+    }
+}
+
+extension SavedState {
+    /// C's `%f`: six decimals (`-17.500000`, `nan`, `inf`).
+    static func cFixed(_ value: Double) -> String {
+        var bytes = [CChar](repeating: 0, count: 400)
+        _ = withVaList([value]) { arguments in vsnprintf(&bytes, bytes.count, "%f", arguments) }
+        return String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func startsWithDigit(_ text: String) -> Bool {
+        text.utf8.first.map { $0 >= 0x30 && $0 <= 0x39 } ?? false
+    }
+
+    /// A `range:` line's value: `START-END` or `START-`, milliseconds.
+    static func range(_ value: String) -> SongRange? {
+        let parts = value.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Int(parts[0]), start >= 0, start <= Int(UInt32.max) else { return nil }
+        if parts[1].isEmpty {
+            return start > 0 ? SongRange(start: start, end: nil) : nil
+        }
+        guard let end = Int(parts[1]), end > start, end <= Int(UInt32.max) else { return nil }
+        return SongRange(start: start, end: end)
     }
 }
 

@@ -71,6 +71,7 @@ final class StatePersistence: Sendable {
 
         var kept: [String] = []
         var current: Int?
+        var ranges: [Int: SongRange] = [:]
         var priorities: [Int: UInt8] = [:]
         for (position, path) in state.paths.enumerated() {
             guard access(PathEscaping.systemPath(path), R_OK) == 0 else {
@@ -78,6 +79,7 @@ final class StatePersistence: Sendable {
                 continue
             }
             if position == state.current { current = kept.count }
+            ranges[kept.count] = state.ranges[position]
             if let priority = state.priorities[position] { priorities[kept.count] = priority }
             kept.append(path)
         }
@@ -91,7 +93,10 @@ final class StatePersistence: Sendable {
         state.current = current
         state.priorities = priorities.filter { $0.key < kept.count }
         var queue = Queue(maximumLength: maximumQueueLength)
-        _ = try? queue.add(kept)
+        let ids = (try? queue.add(kept)) ?? []
+        for (index, range) in ranges where index < ids.count {
+            try? queue.setRange(range, id: ids[index])
+        }
         // Before random mode, which orders the songs by them.
         for (position, priority) in state.priorities.sorted(by: { $0.key < $1.key }) {
             try? queue.setPriority(priority, positions: position..<(position + 1))
@@ -107,6 +112,7 @@ final class StatePersistence: Sendable {
         try? context.setVolume(state.volume)
         context.setMuted(state.isMuted)
         context.replayGainMode = state.replayGainMode
+        context.crossfade = state.crossfade
         logger.info("restored \(kept.count) queued songs from \(file.path)")
         return (context, state)
     }
@@ -181,6 +187,10 @@ final class StatePersistence: Sendable {
             var state = SavedState()
             let queue = context.queue
             state.paths = queue.entries.map(\.path)
+            for (index, entry) in queue.entries.enumerated() where entry.range != nil {
+                state.ranges[index] = entry.range
+            }
+            state.crossfade = context.crossfade
             for (position, entry) in queue.entries.enumerated() where entry.priority != 0 {
                 state.priorities[position] = entry.priority
             }

@@ -100,6 +100,12 @@ struct NumericArgumentTests {
         ("sticker find song \"\" n window X", "OK OK 2 2 2 2 2 2 2 2 2 2"),  // (0.24) mpd 0.23: 2 (bad operator)
         // (0.24) mpd 0.23 has no `inc` (bad request); 0.24 adds as SQLite adds, whatever the text.
         ("sticker inc song stereo-44k-cbr.mp3 n X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("crossfade X", "OK 2 OK 2 2 2 2 2 2 2 2 2"),
+        ("mixrampdb X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("mixrampdelay X", "OK OK OK OK OK OK OK OK OK OK OK OK"),
+        ("rangeid X 1:2", "50 2 50 2 2 2 2 2 2 2 2 2"),  // (id) mpd: 4 for 0 (its current song)
+        ("rangeid ID X:", "4 2 4 4 2 4 4 4 4 4 4 2"),
+        ("rangeid ID 0:X", "4 2 4 4 2 4 4 4 4 4 4 2"),
         // playerd's own, in MPD's style: a time in seconds, positive; `sleeptimer` also takes `end` and
         // `off`. Centuries are accepted (the timer never fires); what a song time refuses is refused.
         ("pausefor X", "2 2 OK 2 2 2 OK 2 2 2 2 2"),
@@ -110,7 +116,7 @@ struct NumericArgumentTests {
     static let withoutNumbers: Set = [
         "status", "currentsong", "stats", "replay_gain_status", "replay_gain_mode", "stop", "next", "previous",
         "getvol", "clear", "outputs", "tagtypes", "config", "commands", "notcommands", "urlhandlers", "decoders",
-        "ping", "password", "close", "idle", "noidle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
+        "ping", "password", "close", "idle", "listplaylists", "listplaylist", "listplaylistinfo", "save",
         "playlistclear", "rm", "rename", "lsinfo", "list", "count", "update", "rescan", "listall", "listallinfo",
         "listfiles", "clearerror", "playnow", "playlist", "playlistfind", "playlistsearch",
         // Channels; mounts and kill; a song's own data.
