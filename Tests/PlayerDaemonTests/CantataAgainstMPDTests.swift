@@ -9,10 +9,10 @@ import Testing
 /// Debian's mpd (the oracle, DESIGN.md §11) on one music directory with accents and CJK in its names and
 /// tags. The requests are Cantata's own, as a proxy between it and mpd saw them: its connection sequence,
 /// browsing the library, adding to the queue in a command list, playing, rating a song (stickers),
-/// setting a priority, shuffling, next, pause and an output switched off and on. Answers are compared
-/// line by line once what differs between any two daemons is left out (ids, the queue's version, times,
-/// uptime, the file facts MPD-DIFFERENCES.md lists); the idle events Cantata waits for on its second
-/// connection are compared too.
+/// setting a priority, shuffling, next, pause, an output switched off and on, and crossfade. Answers are
+/// compared line by line once what differs between any two daemons is left out (ids, the queue's version,
+/// times, uptime, the file facts MPD-DIFFERENCES.md lists); the idle events Cantata waits for on its
+/// second connection are compared too.
 @Suite("Cantata's requests against mpd", .serialized)
 struct CantataAgainstMPDTests {
     /// The songs (path, then artist, album, title, track, date, genre), named so that byte order and
@@ -54,6 +54,8 @@ struct CantataAgainstMPDTests {
         "next", "pause \"1\"", "status",
         // Outputs > the only output off, and on again.
         "disableoutput \"0\"", "outputs", "enableoutput \"0\"", "outputs",
+        // Preferences > Playback: crossfade of 3 s, then none.
+        "crossfade \"3\"", "status", "crossfade \"0\"", "status",
         // Set Rating: No Rating.
         "sticker delete song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating",
         "sticker get song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating", "sticker find song \"\" rating",
@@ -94,7 +96,8 @@ struct CantataAgainstMPDTests {
             "command_list_begin\nadd \"Sigur Rós/Takk/01 Hoppípolla.mp3\"\nadd \"Sigur Rós/Takk/02 Glósóli.mp3\"\ncommand_list_end",
             "playid \"{id 0}\"", "sticker set song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating \"8\"",
             "command_list_begin\nprioid \"200\" \"{id 1}\"\ncommand_list_end", "shuffle", "pause \"1\"",
-            "disableoutput \"0\"", "enableoutput \"0\"", "sticker delete song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating",
+            "disableoutput \"0\"", "enableoutput \"0\"", "crossfade \"3\"",
+            "sticker delete song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating",
         ]
         for request in requests {
             let (mpd, playerd) = try Self.events(watchers, pair, after: request)
