@@ -92,7 +92,10 @@ let package = Package(
                 // SQLite's C interface, for the scan's inserts (the same system library GRDB links).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings,
+            // MPD's collation (`Collation`): the ICU that Foundation carries, whose C functions
+            // Foundation's own libraries do not export to its users.
+            linkerSettings: [.linkedLibrary("_FoundationICU")]
         ),
         .target(
             name: "PlayerClient",
@@ -223,7 +226,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // Read at run time from the source tree, by path.
-            exclude: ["Transcripts", "python"],
+            exclude: ["Transcripts", "python", "Differential"],
             swiftSettings: strictSettings
         ),
     ]

@@ -18,8 +18,9 @@ public enum DirectoryListing {
         public var reason: String
     }
 
-    /// The entries of the directory at `path` (escaped, see `PathEscaping`), sorted by name, names that
-    /// are not UTF-8 escaped; hidden ones are left out.
+    /// The entries of the directory at `path` (escaped, see `PathEscaping`) that are directories or
+    /// regular files, in the order the directory gives them (`readdir`), as MPD lists them; names that
+    /// are not UTF-8 escaped. Hidden ones are listed too (MPD leaves out `.` and `..` only).
     public static func entries(of path: String) throws(Failure) -> [Entry] {
         guard let handle = opendir(PathEscaping.systemPath(path)) else {
             throw Failure(reason: String(cString: strerror(errno)))
@@ -29,7 +30,7 @@ public enum DirectoryListing {
         var entries: [Entry] = []
         while let entry = readdir(handle) {
             let name = PathEscaping.name(of: entry)
-            guard !name.hasPrefix(".") else { continue }
+            guard name != ".", name != ".." else { continue }
             var info = stat()
             guard PathEscaping.statEntry(entry, in: descriptor, &info) else { continue }
             let kind = info.st_mode & S_IFMT
@@ -39,6 +40,6 @@ public enum DirectoryListing {
                     name: name, isDirectory: kind == S_IFDIR, size: Int64(info.st_size),
                     mtime: Int64(info.st_mtim.tv_sec)))
         }
-        return entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return entries
     }
 }

@@ -28,9 +28,10 @@ struct FilterSQL: Equatable, CustomStringConvertible {
             var base = directory
             while base.hasSuffix("/") { base.removeLast() }
             guard !base.isEmpty else { return .always }
+            // Inside the directory, or that song itself (MPD's `base` naming a song finds it).
             return FilterSQL(
-                sql: "(s.uri >= ? AND s.uri < ?)",
-                arguments: [(base + "/").databaseValue, (base + "0").databaseValue])
+                sql: "(s.uri = ? OR (s.uri >= ? AND s.uri < ?))",
+                arguments: [base.databaseValue, (base + "/").databaseValue, (base + "0").databaseValue])
         case .modifiedSince(let time):
             return FilterSQL(sql: "s.mtime >= ?", arguments: [time.databaseValue])
         case .addedSince(let time):
@@ -137,7 +138,7 @@ struct FilterSQL: Equatable, CustomStringConvertible {
 
     /// The ORDER BY clause for `sort` (nil: MPD's listing order, directory by directory).
     static func order(_ sort: ControlProtocol.SortOrder?) -> FilterSQL {
-        let listing = "d.position, s.name"
+        let listing = "d.position, s.listing"
         guard let sort else { return FilterSQL(sql: listing, arguments: []) }
         let direction = sort.descending ? " DESC" : ""
         switch sort.key {
@@ -146,12 +147,16 @@ struct FilterSQL: Equatable, CustomStringConvertible {
         case .added:
             return FilterSQL(sql: "s.added\(direction), \(listing)", arguments: [])
         case .tag(let tag):
-            // Numbers sort as numbers ("3/12" as 3, "10" after "9"), as in MPD; text case- and accent-folded.
-            let numeric: Set<TagName> = [.track, .disc, .movementNumber]
-            let value = numeric.contains(tag) ? "CAST(value AS INTEGER)" : "folded"
+            // As MPD 0.23 sorts (`CompareTags`): Disc and Track as numbers ("3/12" as 3, "10" after "9"),
+            // every other tag by its bytes (`strcmp`: case and accents count); a song without the tag
+            // as "" (0), ties in listing order.
+            let numeric: Set<TagName> = [.track, .disc]
+            let value = numeric.contains(tag) ? "CAST(value AS INTEGER)" : "value"
+            let none = numeric.contains(tag) ? "0" : "''"
             return FilterSQL(
                 sql:
-                    "(SELECT \(value) FROM tag WHERE song = s.id AND name = ? ORDER BY rowid LIMIT 1)\(direction), \(listing)",
+                    "coalesce((SELECT \(value) FROM tag WHERE song = s.id AND name = ? ORDER BY rowid LIMIT 1), \(none))"
+                    + "\(direction), \(listing)",
                 arguments: [tag.order.databaseValue])
         }
     }

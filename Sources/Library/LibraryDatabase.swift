@@ -192,6 +192,51 @@ final class LibraryDatabase: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
+        // MPD's listing order of a directory's songs (`Collation.songListingKey`), for databases made
+        // before it: worked out from the stored names and tags.
+        migrator.registerMigration("v2 listing order") { db in
+            try db.execute(sql: "ALTER TABLE song ADD COLUMN listing BLOB NOT NULL DEFAULT x''")
+            let first = { (tag: TagName) in
+                "(SELECT value FROM tag WHERE song = s.id AND name = \(tag.order) AND fallback = 0 ORDER BY rowid LIMIT 1)"
+            }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT s.id, s.name, \(first(.album)), \(first(.disc)), \(first(.track)) FROM song s")
+            let update = try db.makeStatement(sql: "UPDATE song SET listing = ? WHERE id = ?")
+            for row in rows {
+                var tags = Tags()
+                for (index, tag) in [TagName.album, .disc, .track].enumerated() {
+                    if let value = row[2 + index] as String? { tags[tag] = [value] }
+                }
+                let key = Collation.songListingKey(name: row[1], tags: tags)
+                try update.execute(arguments: [Data(key), row[0] as Int64])
+            }
+            try db.execute(sql: "CREATE INDEX song_by_listing ON song(directory, listing, name)")
+            // Song blocks list their tags in MPD's order for MP3s (`TagName.blockOrder`), and no Comment
+            // (`TagName.announced`).
+            let blocks = try Row.fetchAll(db, sql: "SELECT id, block FROM song")
+            let setBlock = try db.makeStatement(sql: "UPDATE song SET block = ? WHERE id = ?")
+            for row in blocks {
+                let block: String = row[1]
+                let lines = block.split(separator: "\n").filter { !$0.hasPrefix("Comment: ") }.enumerated().sorted {
+                    left, right in
+                    let order = { (line: Substring) in
+                        line.firstIndex(of: ":").flatMap { TagName(name: String(line[..<$0])) }?.blockOrder ?? .max
+                    }
+                    let (a, b) = (order(left.element), order(right.element))
+                    return a != b ? a < b : left.offset < right.offset
+                }
+                let reordered = lines.map { $0.element + "\n" }.joined()
+                if reordered != block {
+                    try setBlock.execute(arguments: [reordered, row[0] as Int64])
+                }
+            }
+            // Comment is no longer kept (`SongRecord.prepare`).
+            try db.execute(sql: "DELETE FROM tag WHERE name = \(TagName.comment.order)")
+            try db.execute(sql: "UPDATE song_text SET \(Self.textColumn(.comment)) = NULL")
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'tagged:\(TagName.comment.order)'")
+            // Directories' positions follow the same order from the next update on.
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('derived_stale', 1)")
+        }
         return migrator
     }
 }

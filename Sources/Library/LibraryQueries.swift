@@ -56,6 +56,26 @@ extension MusicLibrary {
         return try statement.next(db) ? statement.int64(0) : nil
     }
 
+    /// MPD starts a query's walk at its filter's first `base` among the parts every song must match
+    /// (`SongFilter::GetBase`): a base naming neither a directory nor a song is ACK 50 `No such
+    /// directory`, whatever else the filter says.
+    private func checkBase(_ filter: SongFilter?, _ db: Database) throws {
+        func firstBase(_ filter: SongFilter?) -> String? {
+            switch filter {
+            case .base(let directory): directory
+            case .and(let parts): parts.lazy.compactMap { firstBase($0) }.first
+            default: nil
+            }
+        }
+        guard let base = firstBase(filter) else { return }
+        let uri = Self.normalized(base)
+        guard !uri.isEmpty, try self.directoryID(uri, db) == nil else { return }
+        let song = try RawStatement(db, "SELECT 1 FROM song WHERE uri = ?")
+        song.bind(1, uri)
+        defer { song.reset() }
+        guard try song.next(db) else { throw Ack(.noExist, "No such directory") }
+    }
+
     /// Normalises a client's URI: no leading or trailing slashes (`lsinfo /` is the root).
     public static func normalized(_ uri: String) -> String {
         var text = Substring(uri)
@@ -84,7 +104,7 @@ extension MusicLibrary {
             guard
                 try writer.write(
                     db.cachedStatement(
-                        sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name"),
+                        sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.listing"),
                     arguments: [id], to: &response, flush: flush)
             else { return }
             let playlists = try RawStatement(
@@ -97,7 +117,8 @@ extension MusicLibrary {
                 response.field("Last-Modified", Self.timestamp(playlists.int64(1)))
                 if !Self.goesOn(&response, flush) { return }
             }
-            let directories = try RawStatement(db, "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY name")
+            let directories = try RawStatement(
+                db, "SELECT uri, mtime FROM directory WHERE parent = ? ORDER BY position")
             directories.bind(1, id)
             defer { directories.reset() }
             while try directories.next(db) {
@@ -136,8 +157,8 @@ extension MusicLibrary {
                 db, sql: "SELECT id, uri, mtime FROM directory WHERE \(range.sql) ORDER BY position",
                 arguments: range.arguments)
             let songs = try db.cachedStatement(
-                sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.name")
-            let songURIs = try RawStatement(db, "SELECT uri FROM song WHERE directory = ? ORDER BY name")
+                sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.listing")
+            let songURIs = try RawStatement(db, "SELECT uri FROM song WHERE directory = ? ORDER BY listing")
             let playlists = try RawStatement(
                 db, "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
             defer {
@@ -176,8 +197,10 @@ extension MusicLibrary {
         _ query: LibraryQuery, tagTypes: Set<TagName>, to response: inout ResponseWriter, flush: ResponseFlush
     ) throws(Ack) {
         try self.read { db in
+            try self.checkBase(query.filter, db)
             let (statement, arguments) = try self.songStatement(query, columns: SongBlockWriter.columns, db)
             var writer = SongBlockWriter(tagTypes: tagTypes)
+            writer.showsFormat = query.sort == nil
             _ = try writer.write(statement, arguments: arguments, to: &response, flush: flush)
         }
     }
@@ -188,6 +211,7 @@ extension MusicLibrary {
     }
 
     private func songURIs(_ query: LibraryQuery, _ db: Database) throws -> [String] {
+        try self.checkBase(query.filter, db)
         var uris: [String] = []
         let (statement, arguments) = try self.songStatement(query, columns: "s.uri", db)
         let rows = try RawStatement(statement, arguments: arguments)
@@ -236,7 +260,7 @@ extension MusicLibrary {
         try self.read { db in
             let directoryID = try RawStatement(db, "SELECT id FROM directory WHERE uri = ?")
             let song = try RawStatement(db, "SELECT 1 FROM song WHERE uri = ?")
-            let names = try RawStatement(db, "SELECT name FROM song WHERE directory = ? ORDER BY name")
+            let names = try RawStatement(db, "SELECT name FROM song WHERE directory = ? ORDER BY listing")
             defer {
                 directoryID.reset()
                 song.reset()
@@ -281,6 +305,7 @@ extension MusicLibrary {
         _ subject: ListSubject, query: LibraryQuery, to response: inout ResponseWriter, flush: ResponseFlush
     ) throws(Ack) {
         try self.read { db in
+            try self.checkBase(query.filter, db)
             let condition = FilterSQL.condition(query.filter)
             guard case .tag(let tag) = subject else {
                 let rows = try self.selectSongs(query, columns: "s.uri", db)
@@ -359,6 +384,7 @@ extension MusicLibrary {
     /// `count FILTER [group TAG]`: songs and whole seconds of music, per value of the group's tag.
     public func count(_ query: LibraryQuery, to response: inout ResponseWriter) throws(Ack) {
         try self.read { db in
+            try self.checkBase(query.filter, db)
             let condition = FilterSQL.condition(query.filter)
             guard let group = query.groups.last else {
                 let row = try Row.fetchOne(

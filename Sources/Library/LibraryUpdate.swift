@@ -360,14 +360,33 @@ struct LibraryUpdate {
         try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('derived_stale', 1)")
     }
 
-    /// Recomputes what is derived from the whole tree: each directory's place in MPD's listing order
-    /// (depth first, names in byte order), and the figures `stats` shows.
+    /// Recomputes what is derived from the whole tree: each directory's place in MPD's listing order,
+    /// and the figures `stats` shows. The order is depth first, paths in MPD's collated order
+    /// (`Collation`), except that directories holding no song and no playlist file at any depth come
+    /// after their parent's other directories: mpd 0.23 prunes them when it saves its database, and
+    /// its next update that changes nothing adds them back at the end of their parent's list.
     static func refreshDerived(_ db: Database, now: Int64, changed: Bool) throws {
         try db.execute(sql: "DELETE FROM meta WHERE key = 'derived_stale'")
-        var children: [Int64?: [(id: Int64, name: String)]] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent, name FROM directory")
+        var children: [Int64?: [(id: Int64, key: [UInt8])]] = [:]
+        var parents: [Int64: Int64] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent, uri FROM directory")
         while let row = try rows.next() {
-            children[row[1] as Int64?, default: []].append((row[0], row[2]))
+            let parent = row[1] as Int64?
+            children[parent, default: []].append((row[0], Collation.key(row[2])))
+            if let parent { parents[row[0]] = parent }
+        }
+        var holding = Set<Int64>()
+        for id in try Int64.fetchAll(db, sql: "SELECT directory FROM song UNION SELECT directory FROM playlist_file") {
+            var next: Int64? = id
+            while let current = next, holding.insert(current).inserted {
+                next = parents[current]
+            }
+        }
+        for parent in children.keys {
+            children[parent]?.sort { left, right in
+                let (leftHolds, rightHolds) = (holding.contains(left.id), holding.contains(right.id))
+                return leftHolds != rightHolds ? leftHolds : left.key.lexicographicallyPrecedes(right.key)
+            }
         }
         var position = 0
         var pending: [Int64] = (children[nil] ?? []).map(\.id)
@@ -375,8 +394,7 @@ struct LibraryUpdate {
         while let id = pending.popLast() {
             try update.execute(arguments: [position, id, position])
             position += 1
-            let sorted = (children[id] ?? []).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-            pending.append(contentsOf: sorted.reversed().map(\.id))
+            pending.append(contentsOf: (children[id] ?? []).reversed().map(\.id))
         }
         if changed {
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('db_update', ?)", arguments: [now])

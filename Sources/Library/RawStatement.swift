@@ -46,6 +46,12 @@ struct RawStatement {
         sqlite3_bind_int64(self.handle, index, value)
     }
 
+    func bind(_ index: Int32, _ value: [UInt8]) {
+        value.withUnsafeBytes { bytes in
+            _ = sqlite3_bind_blob(self.handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+        }
+    }
+
     func bind(_ index: Int32, _ value: Double?) {
         guard let value else {
             sqlite3_bind_null(self.handle, index)

@@ -10,13 +10,16 @@ struct SongBlockWriter {
     static let columns = "s.uri, s.mtime, s.duration, s.sample_rate, s.channels, s.block"
 
     let tagTypes: Set<TagName>
+    /// Whether blocks carry `Format`: MPD 0.23 leaves it out of a sorted `find`/`search` (it sorts
+    /// copies of the songs that hold no audio format).
+    var showsFormat = true
     private let allTags: Bool
     /// Songs of one directory mostly share a modification second: its text is kept.
     private var lastTime: (seconds: Int64, text: String)?
 
     init(tagTypes: Set<TagName>) {
         self.tagTypes = tagTypes
-        self.allTags = tagTypes.count == TagName.allCases.count
+        self.allTags = tagTypes.isSuperset(of: TagName.announced)
     }
 
     /// Runs `statement` with `arguments` and writes one block per row; `flush` is offered the answer
@@ -59,7 +62,7 @@ struct SongBlockWriter {
             self.lastTime = (seconds, MusicLibrary.timestamp(seconds))
         }
         response.field("Last-Modified", self.lastTime!.text)
-        if sqlite3_column_type(handle, 3) != SQLITE_NULL {
+        if self.showsFormat, sqlite3_column_type(handle, 3) != SQLITE_NULL {
             response.field(
                 "Format", "\(sqlite3_column_int64(handle, 3)):16:\(sqlite3_column_int64(handle, 4))")
         }

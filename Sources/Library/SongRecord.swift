@@ -18,21 +18,25 @@ struct SongRecord: Sendable {
     private(set) var block = ""
     private(set) var tagRows: [(order: Int64, value: String, folded: String, fallback: Bool)] = []
     private(set) var searchTexts: [String?] = []
+    /// Its place among its directory's songs (`Collation.songListingKey`).
+    private(set) var listing: [UInt8] = []
 
     /// Works out `block`, `tagRows` and `searchTexts` from the tags.
     mutating func prepare(folding: inout FoldingMemo) {
         var text = ""
-        for (tag, value) in self.tags.pairs {
+        for (tag, value) in self.tags.pairs where TagName.announced.contains(tag) {
             text += tag.rawValue
             text += ": "
             text += value
             text += "\n"
         }
         self.block = text
+        self.listing = Collation.songListingKey(name: self.name, tags: self.tags)
         self.tagRows = []
         self.searchTexts = []
         for tag in TagName.allCases {
-            let (values, fallback) = self.effectiveValues(tag)
+            // Comment is not kept, as MPD keeps none by default: no filter, `list` or search finds it.
+            let (values, fallback) = tag == .comment ? ([], false) : self.effectiveValues(tag)
             guard !values.isEmpty else {
                 self.searchTexts.append(nil)
                 continue

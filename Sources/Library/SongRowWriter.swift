@@ -18,8 +18,8 @@ struct SongRowWriter {
         self.insertSong = try RawStatement(
             db,
             """
-            INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block, listing)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         self.insertTag = try RawStatement(
             db, "INSERT INTO tag (song, name, value, folded, fallback) VALUES (?, ?, ?, ?, ?)")
@@ -60,6 +60,7 @@ struct SongRowWriter {
         insertSong.bind(8, record.sampleRate.map(Int64.init))
         insertSong.bind(9, record.channels.map(Int64.init))
         insertSong.bind(10, record.block)
+        insertSong.bind(11, record.listing)
         try insertSong.run(self.db)
         let song = self.db.lastInsertedRowID
         for row in record.tagRows {

@@ -87,8 +87,8 @@ public final class StoredPlaylists: Sendable {
 
     // MARK: - Reading
 
-    /// The playlists, sorted by name (byte order). Only regular files named `NAME.m3u` count: not a
-    /// bare `.m3u`, not a directory, not a name with a newline.
+    /// The playlists, in the order the directory gives them (`readdir`), as MPD lists them. Only regular
+    /// files named `NAME.m3u` count: not a bare `.m3u`, not a directory, not a name with a newline.
     public func list() throws(Ack) -> [Summary] {
         guard let stream = opendir(self.directory) else {
             throw Self.systemError("Failed to open playlist directory \(self.directory)")
@@ -108,7 +108,7 @@ public final class StoredPlaylists: Sendable {
             }
             summaries.append(Summary(name: name, lastModified: Int64(info.st_mtim.tv_sec)))
         }
-        return summaries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return summaries
     }
 
     /// Whether playlist `name` exists.
@@ -125,6 +125,29 @@ public final class StoredPlaylists: Sendable {
             throw Self.noSuchPlaylist
         }
         return try self.read(path)
+    }
+
+    /// The entries of the playlist file `uri` in the music directory (an `.m3u` or `.m3u8`, read when
+    /// no stored playlist has the name, as MPD looks there next), nil when there is none. Relative
+    /// entries are taken from the playlist's own directory, `..` climbing from it as MPD squashes it
+    /// (an entry climbing out of the music directory is left out); absolute paths and URLs stay.
+    public func musicDirectoryEntries(of uri: String) -> [String]? {
+        guard let musicDirectory, uri.hasSuffix(".m3u") || uri.hasSuffix(".m3u8"),
+            let lines = try? self.read(musicDirectory + "/" + uri)
+        else { return nil }
+        let base = uri.split(separator: "/").dropLast().map(String.init)
+        return lines.compactMap { line in
+            guard !line.hasPrefix("/"), !line.contains("://") else { return line }
+            var segments = base
+            for segment in line.split(separator: "/") where segment != "." {
+                if segment == ".." {
+                    guard segments.popLast() != nil else { return nil }
+                } else {
+                    segments.append(String(segment))
+                }
+            }
+            return segments.joined(separator: "/")
+        }
     }
 
     // MARK: - Changes

@@ -1,6 +1,7 @@
 /// The tags MPD clients know, spelled as MPD 0.23 spells them in song blocks, `tagtypes`, filters and
-/// `list`, in the order MPD lists them. Comment is read and shown too (MPD knows it but leaves it off
-/// unless configured).
+/// `list`, in the order MPD lists them. Comment is read, and filters and `list` take it, but no song
+/// block shows it and `tagtypes` does not name it: MPD leaves it off unless configured
+/// (`announced`).
 public enum TagName: String, CaseIterable, Sendable, Hashable, Comparable {
     case artist = "Artist"
     case artistSort = "ArtistSort"
@@ -80,6 +81,43 @@ public enum TagName: String, CaseIterable, Sendable, Hashable, Comparable {
         case .musicBrainzWorkID: 30
         }
     }
+
+    /// The position in a song block, as MPD 0.23 lists an MP3's tags: in the order its ID3 scan reads
+    /// them (`scan_id3_tag`: Artist, AlbumArtist, the *Sort tags, Title, Album, Track, Date ...), the
+    /// tags it never reads from ID3 last, in `order`.
+    public var blockOrder: Int {
+        switch self {
+        case .artist: 0
+        case .albumArtist: 1
+        case .artistSort: 2
+        case .albumSort: 3
+        case .albumArtistSort: 4
+        case .title: 5
+        case .album: 6
+        case .track: 7
+        case .date: 8
+        case .originalDate: 9
+        case .genre: 10
+        case .composer: 11
+        case .conductor: 12
+        case .performer: 13
+        case .grouping: 14
+        case .comment: 15
+        case .disc: 16
+        case .label: 17
+        case .musicBrainzArtistID: 18
+        case .musicBrainzAlbumID: 19
+        case .musicBrainzAlbumArtistID: 20
+        case .musicBrainzReleaseTrackID: 21
+        case .musicBrainzWorkID: 22
+        case .musicBrainzTrackID: 23
+        default: 24 + self.order
+        }
+    }
+
+    /// The tags `tagtypes` names and song blocks may show: all but Comment, as MPD 0.23 has them by
+    /// default (`metadata_to_use`).
+    public static let announced: Set<TagName> = Set(allCases).subtracting([.comment])
 
     /// Hashes the position, not the raw string.
     public func hash(into hasher: inout Hasher) {

@@ -41,9 +41,12 @@ public struct Tags: Sendable, Hashable {
     /// True when no tag is set.
     public var isEmpty: Bool { self.storage.isEmpty }
 
-    /// Every (tag, value) pair in MPD's order, values in file order: what a song block lists.
+    /// Every (tag, value) pair in a song block's order (`TagName.blockOrder`), values in file order:
+    /// what a song block lists.
     public var pairs: [(tag: TagName, value: String)] {
-        self.names.flatMap { tag in self.storage[tag]!.map { (tag, $0) } }
+        self.storage.keys.sorted { $0.blockOrder < $1.blockOrder }.flatMap { tag in
+            self.storage[tag]!.map { (tag, $0) }
+        }
     }
 
     /// These tags with every tag they lack taken from `other`.

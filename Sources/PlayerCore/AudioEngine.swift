@@ -197,8 +197,9 @@ public final class AudioEngine: Sendable {
 
     /// Switches output `id` (its number, from 0) on, off, or over when `enabled` is nil; one switched on
     /// mid-song joins in step with the others. Returns false when there is no such output.
-    public func setOutput(_ id: Int, enabled: Bool?) async -> Bool {
-        (try? await self.submit { core in core.setOutput(id, enabled: enabled) }) ?? false
+    public func setOutput(_ id: Int, enabled: Bool?, announcingMixer: Bool = false) async -> Bool {
+        (try? await self.submit { core in core.setOutput(id, enabled: enabled, announcingMixer: announcingMixer) })
+            ?? false
     }
 
     /// Makes the audio thread look at the clock now (after a test moved a virtual clock).

@@ -36,6 +36,7 @@ final class EngineCore {
     private var endingNaturally = false
     private var periodFrames = 0
     private var seekCount = 0
+    private var mixerSwitches = 0
     /// When the last status sample was published (engine clock).
     private var publishedAt: Int64 = 0
     private var running = true
@@ -121,11 +122,18 @@ final class EngineCore {
         self.running = false
     }
 
-    /// Switches output `id` on or off (`nil`: over); false when there is no such output.
-    func setOutput(_ id: Int, enabled: Bool?) -> Bool {
+    /// Switches output `id` on or off (`nil`: over); false when there is no such output. With
+    /// `announcingMixer` (the outputs have a mixer), a switch tells `mixer` too, as MPD's do: `enable`
+    /// and `disable` when they switch, `toggle` only when it switches the output off.
+    func setOutput(_ id: Int, enabled: Bool?, announcingMixer: Bool = false) -> Bool {
         guard self.output.hasOutput(id) else { return false }
         let heard = self.heardFrames()
-        self.output.setEnabled(id, enabled ?? !self.output.isEnabled(id))
+        let wasEnabled = self.output.isEnabled(id)
+        let isEnabled = enabled ?? !wasEnabled
+        self.output.setEnabled(id, isEnabled)
+        if announcingMixer && isEnabled != wasEnabled && (enabled != nil || !isEnabled) {
+            self.mixerSwitches += 1
+        }
         if !self.output.hasEnabledOutput, let decoder = self.decoder {
             // The last output switched off took what it had not played with it: the song goes on (at
             // the next play) from where it was heard. While playing, the player pauses there, as MPD does.
@@ -134,7 +142,9 @@ final class EngineCore {
                 self.upcoming = nil
             }
             if self.context.state.kind == .play {
-                self.report(.outputFailed(message: OutputError.noOutputEnabled.description))
+                // MPD's words here: its player finds no output to reopen. (A `play` with every output
+                // off says "All audio outputs are disabled", as MPD's does.)
+                self.report(.outputFailed(message: "Failed to open audio output"))
             }
         }
         self.publish()
@@ -518,6 +528,7 @@ final class EngineCore {
         self.publishedAt = now
         var status = Self.status(of: self.context, at: now)
         status.seekCount = self.seekCount
+        status.mixerSwitches = self.mixerSwitches
         status.outputs = self.output.statuses()
         status.playedNanoseconds = self.playedNanoseconds
         if let decoder = self.decoder, status.format != nil {

@@ -56,6 +56,9 @@ public struct PlayerStatus: Sendable, Equatable {
     public var resumesAt: Int64?
     /// Counts seeks, so that observers see one even when nothing else changed.
     public var seekCount = 0
+    /// Counts output switches that opened or closed the output's mixer: MPD tells clients `mixer` with
+    /// such a switch, in the same change as `output`.
+    public var mixerSwitches = 0
     /// The outputs, in order.
     public var outputs: [OutputStatus] = []
 
@@ -112,7 +115,7 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
         {
             changes.insert(.player)
         }
-        if old.volume != new.volume || old.isMuted != new.isMuted {
+        if old.volume != new.volume || old.isMuted != new.isMuted || old.mixerSwitches != new.mixerSwitches {
             changes.insert(.mixer)
         }
         if old.queueVersion != new.queueVersion {

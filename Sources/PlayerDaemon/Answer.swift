@@ -10,7 +10,10 @@ import PlayerCore
 public enum Answer {
     /// Writes MPD's `status` answer for `status`, with elapsed time and timers as of `now` (the engine's
     /// clock).
-    public static func status(_ status: PlayerStatus, now: Int64, to response: inout ResponseWriter) {
+    /// `updatingJob` is the library update under way, if any.
+    public static func status(
+        _ status: PlayerStatus, now: Int64, updatingJob: Int? = nil, to response: inout ResponseWriter
+    ) {
         // Without a mixer to read, MPD leaves the line out.
         if let volume = status.volume {
             response.field("volume", status.isMuted ? 0 : volume)
@@ -45,12 +48,16 @@ public enum Answer {
             }
             response.field("audio", format.description)
         }
-        if let next = status.nextPosition, let entry = status.nextEntry {
-            response.field("nextsong", next)
-            response.field("nextsongid", entry.id)
+        // MPD's order: the update job, the error, then the next song.
+        if let updatingJob {
+            response.field("updating_db", updatingJob)
         }
         if let error = status.error {
             response.field("error", error)
+        }
+        if let next = status.nextPosition, let entry = status.nextEntry {
+            response.field("nextsong", next)
+            response.field("nextsongid", entry.id)
         }
         switch status.sleepTimer {
         case .off: break

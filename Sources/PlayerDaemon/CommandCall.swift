@@ -10,7 +10,7 @@ struct SessionSettings: Sendable {
     /// this machine (a Unix socket). Only local clients may name files by absolute path (MPD's rule).
     var remoteHost: String?
     /// The tags song blocks show (`tagtypes`).
-    var tagTypes = Set(TagName.allCases)
+    var tagTypes = TagName.announced
     /// The most bytes of a binary answer's chunk (`binarylimit`; `albumart`, `readpicture`).
     var binaryLimit = 8192
     /// What the client may do: set when it connects (see `ClientOrigin`), until a `password` grants

@@ -640,19 +640,25 @@ enum Commands {
             }
             return
         }
+        // MPD's checks and words, in its order; a session's tags stay within those MPD announces.
         let names = call.arguments.dropFirst()
-        var tags: [TagName] = []
-        for name in names {
-            guard let tag = TagName(name: name) else {
-                throw Ack(.argument, "Unknown tag type: \(name)", command: call.name)
+        func tags() throws(Ack) -> Set<TagName> {
+            guard !names.isEmpty else { throw Ack(.argument, "Not enough arguments", command: call.name) }
+            var tags = Set<TagName>()
+            for name in names {
+                guard let tag = TagName(name: name) else {
+                    throw Ack(.argument, "Unknown tag type", command: call.name)
+                }
+                tags.insert(tag)
             }
-            tags.append(tag)
+            return tags.intersection(TagName.announced)
         }
         switch subcommand {
-        case "clear": call.session.tagTypes = []
-        case "all": call.session.tagTypes = Set(TagName.allCases)
-        case "enable": call.session.tagTypes.formUnion(tags)
-        case "disable": call.session.tagTypes.subtract(tags)
+        case "clear", "all":
+            guard names.isEmpty else { throw Ack(.argument, "Too many arguments", command: call.name) }
+            call.session.tagTypes = subcommand == "all" ? TagName.announced : []
+        case "enable": call.session.tagTypes.formUnion(try tags())
+        case "disable": call.session.tagTypes.subtract(try tags())
         default: throw Ack(.argument, "Unknown sub command", command: call.name)
         }
     }

@@ -63,14 +63,24 @@ extension Commands {
 
     private static func update(_ service: PlayerService, _ call: inout CommandCall, rescan: Bool) throws(Ack) {
         let library = try self.library(service, call)
-        let uri = MusicLibrary.normalized(call.optionalArgument(0) ?? "")
-        guard !QueueLoader.climbsUp(uri) else {
+        // As MPD: "" and "/" are the root; any other URI must be a plain relative path (no empty,
+        // `.` or `..` segment, so no leading or trailing slash either).
+        var uri = call.optionalArgument(0) ?? ""
+        if uri == "/" { uri = "" }
+        guard uri.isEmpty || Self.isSafeLocalURI(uri) else {
             throw Ack(.argument, "Malformed path", command: call.name)
         }
         do {
             call.response.field("updating_db", try library.update(uri, rescan: rescan))
         } catch {
             throw Ack(.updateAlready, "Update queue is full", command: call.name)
+        }
+    }
+
+    /// MPD's `uri_safe_local`: no segment is empty, `.` or `..`.
+    static func isSafeLocalURI(_ uri: String) -> Bool {
+        !uri.split(separator: "/", omittingEmptySubsequences: false).contains { segment in
+            segment.count <= 2 && segment.allSatisfy { $0 == "." }
         }
     }
 
@@ -115,15 +125,18 @@ extension Commands {
         ) { response in stream?.send(&response) ?? true }
     }
 
-    /// `listfiles [URI]`: what the directory holds on disk, music or not, with sizes and times.
+    /// `listfiles [URI]`: what the directory holds on disk, music or not, with sizes and times, in the
+    /// order the directory gives them, as MPD lists them; one it cannot open is MPD's ACK 52 naming
+    /// the path and the reason. A URI climbing out of the music directory is refused (MPD lists it).
     private static func listFiles(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         let library = try self.library(service, call)
         let uri = MusicLibrary.normalized(call.optionalArgument(0) ?? "")
         guard !QueueLoader.climbsUp(uri) else {
             throw Ack(.noExist, "No such directory", command: call.name)
         }
+        let path = library.path(of: uri)
         do {
-            for entry in try DirectoryListing.entries(of: library.path(of: uri)) {
+            for entry in try DirectoryListing.entries(of: path) {
                 call.response.field(entry.isDirectory ? "directory" : "file", entry.name)
                 if !entry.isDirectory {
                     call.response.field("size", Int(entry.size))
@@ -131,7 +144,7 @@ extension Commands {
                 call.response.field("Last-Modified", MusicLibrary.timestamp(entry.mtime))
             }
         } catch {
-            throw Ack(.noExist, "No such directory", command: call.name)
+            throw Ack(.system, "Failed to open \(path): \(error.reason)", command: call.name)
         }
     }
 
@@ -154,7 +167,9 @@ extension Commands {
         }
     }
 
-    /// `findadd`/`searchadd FILTER [sort] [window] [position]`: queues what the query selects.
+    /// `findadd`/`searchadd FILTER [sort] [window] [position POS]`: queues what the query selects, at
+    /// POS when given (`N`, or `+N`/`-N` from the current song), which is read, as MPD reads it,
+    /// before the songs are added.
     private static func findAdd(_ service: PlayerService, _ call: CommandCall, ignoringCase: Bool) async throws(Ack)
         -> CommandCall
     {

@@ -30,18 +30,12 @@ extension Commands {
         -> CommandCall
     {
         let id = try Argument.unsigned(call.argument(0))
-        let wasEnabled = service.engine.status.outputs.first { $0.id == id }?.isEnabled
-        guard await service.engine.setOutput(id, enabled: enabled) else {
-            throw Ack(.noExist, "No such audio output", command: call.name)
-        }
         // An output with a mixer (software or the card's) switched on or off changes the volume clients
-        // may read: MPD tells them `mixer` as well as `output` (after `toggleoutput`, only when it
-        // switched the output off).
-        let isEnabled = service.engine.status.outputs.first { $0.id == id }?.isEnabled
-        if service.configuration.mixer != .none, let wasEnabled, let isEnabled, isEnabled != wasEnabled,
-            enabled != nil || !isEnabled
-        {
-            service.hub.broadcast([.mixer])
+        // may read: MPD tells them `mixer` with `output`, in one change (an idle that answers `output`
+        // alone forgets the rest, as MPD's does).
+        let hasMixer = service.configuration.mixer != .none
+        guard await service.engine.setOutput(id, enabled: enabled, announcingMixer: hasMixer) else {
+            throw Ack(.noExist, "No such audio output", command: call.name)
         }
         return call
     }

@@ -308,10 +308,7 @@ public final class PlayerService: Sendable {
     func writeStatus(to response: inout ResponseWriter) {
         let job = self.library?.runningJob
         self.statusAnswers.answer(self.engine.status, job: job, to: &response) { status, response in
-            Answer.status(status, now: self.engine.now(), to: &response)
-            if let job {
-                response.field("updating_db", job)
-            }
+            Answer.status(status, now: self.engine.now(), updatingJob: job, to: &response)
         }
     }
 

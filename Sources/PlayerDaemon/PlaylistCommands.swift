@@ -85,11 +85,22 @@ extension Commands {
         }
     }
 
+    /// The entries of playlist NAME: a stored playlist, else, as MPD looks next, a playlist file in the
+    /// music directory (`Album/list.m3u`), its entries relative to the music directory.
     private static func entries(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> [String] {
         let playlists = try storedPlaylists(service, call)
         let name = call.argument(0)
         do {
-            return try await FileSystemWork.run { _ throws(Ack) in try playlists.entries(of: name) }
+            return try await FileSystemWork.run { _ throws(Ack) in
+                do throws(Ack) {
+                    return try playlists.entries(of: name)
+                } catch {
+                    guard error.code == .noExist, Self.isSafeLocalURI(name),
+                        let entries = playlists.musicDirectoryEntries(of: name)
+                    else { throw error }
+                    return entries
+                }
+            }
         } catch {
             throw error.attributed(to: call.name, listIndex: 0)
         }
@@ -136,13 +147,13 @@ extension Commands {
     }
 
     /// `load NAME [START:END] [POS]`: queues the entries in the range (all by default; a range past the
-    /// end queues nothing), at POS or at the end. Entries that cannot be queued (gone, not MP3, a URL,
-    /// not readable by the client) are skipped, as MPD skips them.
+    /// end queues nothing), at POS (`N`, or `+N`/`-N` from the current song, as MPD reads it) or at the
+    /// end. Entries that cannot be queued (gone, not MP3, a URL, not readable by the client) are
+    /// skipped, as MPD skips them.
     private static func load(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let range = try call.optionalArgument(1).map { text throws(Ack) in try Argument.range(text) } ?? .all
-        let position = try call.optionalArgument(2).map { text throws(Ack) in
-            try Argument.unsigned(text, maximum: service.engine.status.queueLength)
-        }
+        let position = call.optionalArgument(2)
+        try checkInsertPosition(position, service)
         let entries = try await entries(service, call)
         let start = min(range.start, entries.count)
         let selected = Array(entries[start..<min(range.end ?? entries.count, entries.count)])
@@ -161,7 +172,7 @@ extension Commands {
             return paths
         }
         guard !paths.isEmpty else { return call }
-        _ = try await edit(service, call) { queue throws(QueueError) in try queue.add(paths, at: position) }
+        _ = try await insert(paths, at: position, service, call)
         return call
     }
 

@@ -98,7 +98,9 @@ extension Commands {
         let count = queue.count
         let length = range.count
         guard let sign = text.first, sign == "+" || sign == "-" else {
-            return try Argument.unsigned(text, maximum: max(0, count - length))
+            // MPD computes the limits in unsigned ints: a range longer than the queue wraps them, any
+            // destination passes, and the move's own check answers `Bad song index`.
+            return try Argument.unsigned(text, maximum: Self.unsignedLimit(count - length))
         }
         guard var current = queue.currentPosition else {
             throw Ack(.playerSync, "No current song")
@@ -109,13 +111,18 @@ extension Commands {
         if current >= range.upperBound {
             current -= length
         }
-        let maximum = max(0, count - current - length)
+        let maximum = Self.unsignedLimit(count - current - length)
         let offset = try Argument.unsigned(String(text.dropFirst()), maximum: maximum)
         if sign == "+" {
             return current + 1 + offset
         }
         guard offset <= current else { throw Ack(.argument, "Bad song index") }
         return current - offset
+    }
+
+    /// A limit MPD computes as an `unsigned` difference: a negative one wraps around 2^32.
+    private static func unsignedLimit(_ difference: Int) -> Int {
+        Int(UInt32(truncatingIfNeeded: difference))
     }
 
     /// `insertPosition` against the status last published: MPD reads the position before anything

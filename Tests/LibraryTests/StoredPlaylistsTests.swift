@@ -54,6 +54,46 @@ struct StoredPlaylistsTests {
         StoredPlaylists(directory: directory.path, musicDirectory: "/music", maximumLength: maximumLength)
     }
 
+    /// What mpd 0.23.12 lists for `listplaylist "Long/side.m3u"` (the differential suite's library).
+    @Test("a playlist file in the music directory: entries from its own directory")
+    func musicDirectoryPlaylist() throws {
+        let music = try TemporaryDirectory()
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: music.path + "/Long", withIntermediateDirectories: true)
+        try music.write(
+            "#EXTM3U\n02 Long Two.mp3\n./x/y.mp3\n../ant.mp3\n../../out.mp3\n/nowhere.mp3\n", to: "Long/side.m3u")
+        try music.write("a.mp3\n", to: "Long/notes.txt")
+        let playlists = StoredPlaylists(directory: directory.path, musicDirectory: music.path)
+        #expect(
+            playlists.musicDirectoryEntries(of: "Long/side.m3u") == [
+                "Long/02 Long Two.mp3", "Long/x/y.mp3", "ant.mp3", "/nowhere.mp3",
+            ])
+        #expect(playlists.musicDirectoryEntries(of: "Long/notes.txt") == nil)
+        #expect(playlists.musicDirectoryEntries(of: "Long/missing.m3u") == nil)
+        #expect(
+            StoredPlaylists(directory: directory.path, musicDirectory: nil).musicDirectoryEntries(of: "Long/side.m3u")
+                == nil)
+    }
+
+    /// As mpd 0.23.12 lists them: as its `readdir` of the directory gives them, in no sorted order.
+    @Test("listed in the directory's own order, as readdir gives them")
+    func listedInDirectoryOrder() throws {
+        let directory = try TemporaryDirectory()
+        let playlists = Self.playlists(directory)
+        let names = ["zed", "Ágætis", "apple", "Mix", "b", "Zulu", "émilie", "坂本", "a", "long name", "0"]
+        for name in names {
+            try playlists.save(name, [])
+        }
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: directory.path).map { String($0.dropLast(4)) }
+        #expect(try playlists.list().map(\.name) == onDisk)
+        #expect(Set(onDisk) == Set(names))
+        // The directory listing (`listfiles`) keeps that order too, and shows hidden files.
+        try directory.write("", to: ".hidden")
+        let entries = try DirectoryListing.entries(of: directory.path).map(\.name)
+        #expect(entries == (try FileManager.default.contentsOfDirectory(atPath: directory.path)))
+        #expect(entries.contains(".hidden"))
+    }
+
     @Test("save, list, entries: one URI a line, listed by name with the file's time")
     func saveAndList() throws {
         let directory = try TemporaryDirectory()
@@ -64,7 +104,7 @@ struct StoredPlaylistsTests {
         #expect(try directory.read("b.m3u") == "x.mp3\ndir/y.mp3\n/elsewhere/z.mp3\nhttp://host/s.mp3\n")
         #expect(try directory.read("a.m3u") == "")
         let list = try playlists.list()
-        #expect(list.map(\.name) == [".hidden", "a", "b"])
+        #expect(list.map(\.name).sorted() == [".hidden", "a", "b"])
         let now = Int64(Date().timeIntervalSince1970)
         #expect(list.allSatisfy { abs($0.lastModified - now) < 60 })
         #expect(try playlists.entries(of: "b") == ["x.mp3", "dir/y.mp3", "/elsewhere/z.mp3", "http://host/s.mp3"])
@@ -126,7 +166,7 @@ struct StoredPlaylistsTests {
         // A leading dot and spaces are fine, as in MPD.
         try playlists.save(".dot", [])
         try playlists.save(" spaced name ", [])
-        #expect(try playlists.list().map(\.name) == [" spaced name ", ".dot"])
+        #expect(try playlists.list().map(\.name).sorted() == [" spaced name ", ".dot"])
         #expect(try directory.names() == [" spaced name .m3u", ".dot.m3u"])
     }
 
@@ -235,7 +275,7 @@ struct StoredPlaylistsTests {
         expectAck(.noExist, "No such playlist") { () throws(Ack) in try playlists.rename("missing", to: "r") }
         expectAck(.argument, "Bad playlist name") { () throws(Ack) in try playlists.rename("p", to: "") }
         try playlists.rename("q", to: "r")
-        #expect(try playlists.list().map(\.name) == ["p", "r"])
+        #expect(try playlists.list().map(\.name).sorted() == ["p", "r"])
         #expect(try playlists.entries(of: "r") == ["b"])
         expectAck(.noExist, "No such playlist") { () throws(Ack) in try playlists.remove("q") }
         try playlists.remove("r")
