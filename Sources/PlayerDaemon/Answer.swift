@@ -8,11 +8,11 @@ import PlayerCore
 /// (`playlistinfo`, `currentsong` ...). Public so that the micro-benchmarks in Benchmarks/ measure
 /// this very code.
 public enum Answer {
-    /// Writes MPD's `status` answer for `status`, with elapsed time and timers as of `now` (the engine's
-    /// clock).
-    /// `updatingJob` is the library update under way, if any.
+    /// Writes MPD's `status` answer for `status` of the partition named `partition`, with elapsed time
+    /// and timers as of `now` (the engine's clock). `updatingJob` is the library update under way, if any.
     public static func status(
-        _ status: PlayerStatus, now: Int64, updatingJob: Int? = nil, to response: inout ResponseWriter
+        _ status: PlayerStatus, now: Int64, partition: String = "default", updatingJob: Int? = nil,
+        to response: inout ResponseWriter
     ) {
         // Without a mixer to read, MPD leaves the line out.
         if let volume = status.volume {
@@ -22,7 +22,7 @@ public enum Answer {
         response.field("random", status.random)
         response.field("single", status.single.rawValue)
         response.field("consume", status.consume)
-        response.field("partition", "default")
+        response.field("partition", partition)
         response.field("playlist", status.queueVersion)
         response.field("playlistlength", status.queueLength)
         response.field("mixrampdb", Self.shortest(status.crossfade.mixRampDB))

@@ -2,9 +2,11 @@ import ControlProtocol
 import NIOCore
 import Synchronization
 
-/// Fans changes out to every connected client, on each client's own event loop, so that `idle`
-/// answers when something it waits for happens. MPD's rule: a client that is not idling keeps the
-/// changes it missed and gets them at its next `idle`.
+/// Fans changes out to the connected clients, on each client's own event loop, so that `idle`
+/// answers when something it waits for happens: the daemon's changes (database, update, stored
+/// playlists, partitions) to every client, a partition's (its player, mixer, queue, options, outputs)
+/// to the clients in it. MPD's rule: a client that is not idling keeps the changes it missed and gets
+/// them at its next `idle`.
 ///
 /// One delivery per event loop is on its way at a time, and changes that come meanwhile join it. A
 /// task per client per change (fifty clients, and the changes busy clients make, hundreds a second)
@@ -13,16 +15,30 @@ final class ChangeHub: Sendable {
     typealias Listener = @Sendable (Set<IdleSubsystem>) -> Void
 
     private struct State {
-        var listeners: [ObjectIdentifier: (eventLoop: EventLoop, listener: Listener)] = [:]
-        /// The changes of the delivery on its way to each event loop, by the loop's identity.
-        var undelivered: [ObjectIdentifier: Set<IdleSubsystem>] = [:]
+        var listeners: [ObjectIdentifier: (eventLoop: EventLoop, partition: String, listener: Listener)] = [:]
+        /// The changes of the delivery on its way to each event loop, by the loop's identity: the
+        /// daemon's (under nil) and each partition's.
+        var undelivered: [ObjectIdentifier: [String?: Set<IdleSubsystem>]] = [:]
     }
 
     private let state = Mutex(State())
 
-    /// Registers `listener` under `key`; it runs on `eventLoop`.
-    func register(_ key: ObjectIdentifier, on eventLoop: EventLoop, _ listener: @escaping Listener) {
-        self.state.withLock { $0.listeners[key] = (eventLoop, listener) }
+    /// Registers `listener` under `key`, a client of `partition`; it runs on `eventLoop`.
+    func register(
+        _ key: ObjectIdentifier, on eventLoop: EventLoop, partition: String = PartitionRegistry.defaultName,
+        _ listener: @escaping Listener
+    ) {
+        self.state.withLock { $0.listeners[key] = (eventLoop, partition, listener) }
+    }
+
+    /// From now on, the listener under `key` hears of `partition`'s changes instead of its old one's.
+    func move(_ key: ObjectIdentifier, to partition: String) {
+        self.state.withLock { $0.listeners[key]?.partition = partition }
+    }
+
+    /// The number of clients in `partition`.
+    func count(in partition: String) -> Int {
+        self.state.withLock { $0.listeners.values.count { $0.partition == partition } }
     }
 
     /// Forgets the listener under `key`.
@@ -33,17 +49,18 @@ final class ChangeHub: Sendable {
     /// The number of registered clients.
     var count: Int { self.state.withLock { $0.listeners.count } }
 
-    /// Tells every client what changed: at once, or with the delivery already on its way.
-    func broadcast(_ changes: Set<IdleSubsystem>) {
+    /// Tells every client what changed (or, given a `partition`, the clients in it): at once, or with
+    /// the delivery already on its way.
+    func broadcast(_ changes: Set<IdleSubsystem>, partition: String? = nil) {
         guard !changes.isEmpty else { return }
         let starting: [EventLoop] = self.state.withLock { state in
             var starting: [EventLoop] = []
-            for (eventLoop, _) in state.listeners.values {
+            for (eventLoop, listening, _) in state.listeners.values where partition == nil || partition == listening {
                 let loop = ObjectIdentifier(eventLoop)
                 if let waiting = state.undelivered[loop] {
-                    state.undelivered[loop] = waiting.union(changes)
+                    state.undelivered[loop] = waiting.merging([partition: changes]) { $0.union($1) }
                 } else {
-                    state.undelivered[loop] = changes
+                    state.undelivered[loop] = [partition: changes]
                     starting.append(eventLoop)
                 }
             }
@@ -58,12 +75,18 @@ final class ChangeHub: Sendable {
     private func deliver(on eventLoop: EventLoop) {
         let loop = ObjectIdentifier(eventLoop)
         let (changes, listeners) = self.state.withLock { state in
-            let changes = state.undelivered.removeValue(forKey: loop) ?? []
-            let listeners = state.listeners.values.filter { ObjectIdentifier($0.eventLoop) == loop }.map(\.listener)
+            let changes = state.undelivered.removeValue(forKey: loop) ?? [:]
+            let listeners = state.listeners.values.filter { ObjectIdentifier($0.eventLoop) == loop }.map {
+                ($0.partition, $0.listener)
+            }
             return (changes, listeners)
         }
-        for listener in listeners {
-            listener(changes)
+        let everyone = changes[String?.none] ?? []
+        for (partition, listener) in listeners {
+            let heard = everyone.union(changes[partition] ?? [])
+            if !heard.isEmpty {
+                listener(heard)
+            }
         }
     }
 }

@@ -28,7 +28,7 @@ extension Commands {
     private static func subscribe(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         switch service.channels.subscribe(try channelClient(call), to: call.argument(0)) {
         case .subscribed:
-            service.hub.broadcast([.subscription])
+            service.hub.broadcast([.subscription], partition: service.name)
         case .invalidName:
             throw Ack(.argument, "invalid channel name", command: call.name)
         case .alreadySubscribed:
@@ -42,7 +42,7 @@ extension Commands {
         guard service.channels.unsubscribe(try channelClient(call), from: call.argument(0)) else {
             throw Ack(.noExist, "not subscribed to this channel", command: call.name)
         }
-        service.hub.broadcast([.subscription])
+        service.hub.broadcast([.subscription], partition: service.name)
     }
 
     private static func listChannels(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {

@@ -14,13 +14,20 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let service: PlayerService
+    /// The client's partition's player (what `partition NAME` chose; `default` at first).
+    private var service: PlayerService
     private let server: ServerState
     private let origin: ClientOrigin
     private let logger: Logger
     private var framer: LineFramer
     private var lists = CommandListParser()
-    private var settings = SessionSettings()
+    private var settings = SessionSettings() {
+        didSet {
+            if self.settings.partition != oldValue.partition {
+                self.enterPartition()
+            }
+        }
+    }
     /// Lines (and framing errors) waiting for the command before them to finish.
     private var pending: [LineFramer.Frame] = []
     private var pendingHead = 0
@@ -661,6 +668,26 @@ final class ClientSession: ChannelInboundHandler, RemovableChannelHandler {
             }
             self.finishIdle(force: false)
         }
+    }
+
+    // MARK: - Partitions
+
+    /// Moves the client into the partition its settings name (a handler of `partition` checked that it
+    /// exists): its commands act on that partition's player from the next one on, it hears of that
+    /// partition's changes and sees its channels, and its next `idle` reports everything a partition
+    /// has, as MPD's does, so that it reads the new partition's state.
+    private func enterPartition() {
+        guard let partition = self.service.partitions.find(self.settings.partition) else {
+            self.settings.partition = self.service.name
+            return
+        }
+        self.service = partition
+        self.service.hub.move(ObjectIdentifier(self), to: partition.name)
+        if let channelClient = self.settings.channelClient {
+            // Channels are a partition's, as in MPD: its subscriptions go with it.
+            self.service.channels.move(channelClient, toPartition: partition.name)
+        }
+        self.unseen.formUnion([.playlist, .player, .mixer, .output, .options])
     }
 
     // MARK: - Idle

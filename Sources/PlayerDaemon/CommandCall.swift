@@ -18,6 +18,8 @@ struct SessionSettings: Sendable {
     var permission = Permission.all
     /// The client in the channel registry (`subscribe`, `readmessages` ...); nil outside a client's session.
     var channelClient: ChannelRegistry.ClientID?
+    /// The partition the client's commands act on (`partition NAME`).
+    var partition = PartitionRegistry.defaultName
 
     /// True for a client on this machine.
     var isLocal: Bool { self.remoteHost == nil }

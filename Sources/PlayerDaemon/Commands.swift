@@ -112,6 +112,7 @@ enum Commands {
         registerStorageCommands(in: &table)
         registerSongDataCommands(in: &table)
         registerCrossfadeCommands(in: &table)
+        registerPartitionCommands(in: &table)
         // playerd's own, in MPD's style.
         table.register(CommandSpec("clearerror", arguments: 0, .player), .deferred(clearError))
         table.register(CommandSpec("pausefor", arguments: 1, .player), .deferred(pauseFor))
@@ -301,6 +302,8 @@ enum Commands {
     private static func apply(volume: Int, _ service: PlayerService, _ call: CommandCall) async throws(Ack) {
         switch service.configuration.mixer {
         case .software:
+            // A partition with no outputs has no mixer (MPD's new partitions).
+            guard service.engine.status.volume != nil else { throw Ack(.unknown, "No mixer", command: call.name) }
             do {
                 try await service.engine.setVolume(volume)
             } catch {

@@ -32,10 +32,11 @@ public final class Daemon: Sendable {
         self.logger = logger
         var context: PlayerContext?
         var saved: SavedState?
+        var partitionContexts: [PlayerContext] = []
         let stateFile = configuration.stateFile.map(StateFile.init(path:))
         if let stateFile {
             try stateFile.checkWritable()
-            (context, saved) = StatePersistence.restore(
+            (context, saved, partitionContexts) = StatePersistence.restore(
                 from: stateFile, logger: logger, releasesOutputOnPause: configuration.releasesOutputOnPause,
                 maximumQueueLength: configuration.maximumQueueLength)
         }
@@ -67,12 +68,18 @@ public final class Daemon: Sendable {
                 configuration.outputs[index].startsEnabled = saved.isEnabled
             }
         }
+        // An output another partition held starts there, switched off in the default partition's engine.
+        for claims in PlayerService.claimedOutputs(saved?.partitions ?? [], configuration: configuration) {
+            for claim in claims { configuration.outputs[claim.output].startsEnabled = false }
+        }
         let service = PlayerService(configuration: configuration, context: context, logger: logger)
+        service.restorePartitions(saved?.partitions ?? [], contexts: partitionContexts)
         self.service = service
         // The saved position is back before the first client can ask for it.
         if let stateFile {
             let persistence = StatePersistence(
-                file: stateFile, engine: service.engine, logger: logger, restored: saved,
+                file: stateFile, engine: service.engine, partitions: service.partitions, logger: logger,
+                restored: saved,
                 savesVolume: configuration.mixer == .software)
             if let saved {
                 Self.wait { await persistence.resume(saved, playing: resumePlaying) }

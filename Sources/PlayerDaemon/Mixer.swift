@@ -92,10 +92,14 @@ final class CardMixer: Sendable {
     }
 
     /// Mirrors the card's reading into the engine. The reading is taken when the mirror runs, not
-    /// when the change was seen, so two changes mirrored out of order still end at the latest.
+    /// when the change was seen, so two changes mirrored out of order still end at the latest; and the
+    /// engine too, so that a mirror late for a partition the mixer has left goes to the one it is in.
     private func changed() {
-        guard let engine = self.state.withLock({ $0.engine }) else { return }
-        Task { await engine.mirrorVolume(self.volume()) }
+        guard self.state.withLock({ $0.engine }) != nil else { return }
+        Task {
+            guard let engine = self.state.withLock({ $0.engine }) else { return }
+            await engine.mirrorVolume(self.volume())
+        }
     }
 
     /// Opens the mixer now (its reading is then `volume()`), or logs why not and starts retrying.

@@ -10,9 +10,21 @@ extension Commands {
     /// while putting up with something (a FIFO nobody reads), says so in an `error` attribute; one that
     /// could not keep up says how many frames it dropped. MPD clients show attributes as they are (mpc
     /// prints them); healthy outputs have none, as MPD's null and fifo outputs have none.
+    ///
+    /// A partition lists the outputs it holds, and a dummy where one was before `moveoutput` took it
+    /// elsewhere (as MPD lists them: ids stay where they were).
     static func outputs(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
-        for output in service.engine.status.outputs {
-            call.response.field("outputid", output.id)
+        let statuses = service.engine.status.outputs
+        for (id, slot) in service.partitions.slots(of: service.name).enumerated() {
+            guard slot.isPresent, statuses.indices.contains(slot.output) else {
+                call.response.field("outputid", id)
+                call.response.field("outputname", service.configuration.outputs[slot.output].name)
+                call.response.field("plugin", "dummy")
+                call.response.field("outputenabled", 0)
+                continue
+            }
+            let output = statuses[slot.output]
+            call.response.field("outputid", id)
             call.response.field("outputname", output.name)
             call.response.field("plugin", output.plugin)
             call.response.field("outputenabled", output.isEnabled ? 1 : 0)
@@ -30,11 +42,19 @@ extension Commands {
         -> CommandCall
     {
         let id = try Argument.unsigned(call.argument(0))
-        // An output with a mixer (software or the card's) switched on or off changes the volume clients
-        // may read: MPD tells them `mixer` with `output`, in one change (an idle that answers `output`
-        // alone forgets the rest, as MPD's does).
-        let hasMixer = service.configuration.mixer != .none
-        guard await service.engine.setOutput(id, enabled: enabled, announcingMixer: hasMixer) else {
+        // After any move under way (which may take this output away), before any later one.
+        let found = await service.shared.outputChanges.run { () -> Bool in
+            let slots = service.partitions.slots(of: service.name)
+            guard id < slots.count else { return false }
+            // A dummy left by `moveoutput` takes the switch and stays as it is, as in MPD.
+            guard slots[id].isPresent else { return true }
+            // An output with a mixer (software or the card's) switched on or off changes the volume
+            // clients may read: MPD tells them `mixer` with `output`, in one change (an idle that answers
+            // `output` alone forgets the rest, as MPD's does).
+            let hasMixer = service.configuration.mixer != .none
+            return await service.engine.setOutput(slots[id].output, enabled: enabled, announcingMixer: hasMixer)
+        }
+        guard found else {
             throw Ack(.noExist, "No such audio output", command: call.name)
         }
         return call
@@ -44,7 +64,8 @@ extension Commands {
     /// attributes `outputs` may show are reports, not settings.
     static func setOutputAttribute(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         let id = try Argument.unsigned(call.argument(0))
-        guard id < service.engine.status.outputs.count else {
+        let slots = service.partitions.slots(of: service.name)
+        guard id < slots.count else {
             throw Ack(.noExist, "No such audio output", command: call.name)
         }
         let name = call.arguments[1]
@@ -53,6 +74,9 @@ extension Commands {
         }
         guard !name.isEmpty, name.unicodeScalars.allSatisfy(isNameCharacter) else {
             throw Ack(.argument, "Illegal attribute name", command: call.name)
+        }
+        guard slots[id].isPresent else {
+            throw Ack(.unknown, "Cannot set attribute on dummy output", command: call.name)
         }
         throw Ack(.argument, "Unsupported attribute", command: call.name)
     }
@@ -64,10 +88,13 @@ final class OutputLog: Sendable {
     private let last: Mutex<[OutputStatus]>
     private let logger: Logger
     private let queue = DispatchQueue(label: "playerd.output-log")
+    /// The partition whose engine it watches; named in the log unless it is the default one.
+    private let partition: String
 
-    init(initial: [OutputStatus], logger: Logger) {
+    init(initial: [OutputStatus], logger: Logger, partition: String = PartitionRegistry.defaultName) {
         self.last = Mutex(initial)
         self.logger = logger
+        self.partition = partition
     }
 
     /// Logs how `outputs` differ from the ones logged last.
@@ -84,7 +111,9 @@ final class OutputLog: Sendable {
     }
 
     private func log(from old: OutputStatus, to new: OutputStatus) {
-        let name = "output \"\(new.name)\""
+        let name =
+            self.partition == PartitionRegistry.defaultName
+            ? "output \"\(new.name)\"" : "output \"\(new.name)\" (partition \(self.partition))"
         if old.isEnabled != new.isEnabled {
             self.logger.info("\(name) \(new.isEnabled ? "enabled" : "disabled")")
         }

@@ -1,5 +1,6 @@
 import Audio
 import ControlProtocol
+import Dispatch
 import Library
 import Logging
 import MusicTags
@@ -9,46 +10,66 @@ import PlayerCore
     import Glibc
 #endif
 
-/// What every client's commands act on: the audio engine, the song-info cache, the configuration.
+/// What a client's commands act on: its partition's player (MPD's `Partition`: an audio engine with
+/// its own thread, queue, modes, volume and outputs), and through it what all partitions share (the
+/// configuration, the library, the song-info cache). Each client is in one partition, `default` until
+/// it says `partition NAME`.
 public final class PlayerService: Sendable {
-    /// The player.
+    /// The partition's name.
+    public let name: String
+    /// The partition's player.
     public let engine: AudioEngine
-    /// The daemon's settings.
-    public let configuration: DaemonConfiguration
-    let songs: SongInfoCache
-    let hub = ChangeHub()
-    /// The clients' channels and messages (`subscribe`, `sendmessage` ...).
-    let channels = ChannelRegistry()
-    /// Recent quick library answers, until the database changes.
-    let answers = QueryAnswerCache()
+    /// What all partitions share.
+    let shared: DaemonShared
     /// The last `status` answer, while it holds.
     let statusAnswers = StatusAnswerCache()
-    let startedAt: Int64
-    /// The music library, when there is a music directory and a database for it.
-    let library: MusicLibrary?
-    /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
-    let storedPlaylists: StoredPlaylists?
-    /// The sound card's mixer, with `--mixer hardware`.
-    let cardMixer: CardMixer?
-    /// The sticker database, when one is configured and could be opened.
-    let stickers: StickerDatabase?
-    /// playerd's play statistics, kept as stickers.
+    /// The sound card's mixer, with `--mixer hardware`, while this partition holds its output.
+    var cardMixer: CardMixer? {
+        guard let cardMixer = self.shared.cardMixer else { return nil }
+        return self.holdsCardMixer ? cardMixer : nil
+    }
+    /// playerd's play statistics of this partition's player, kept as stickers.
     let playStatistics: PlayStatistics?
 
-    /// Starts the engine on the configured output with `context` (a restored queue, say), and opens the
-    /// library when one is configured (a library that cannot be opened is logged, and playerd runs
-    /// without it).
-    public init(
+    /// Whether the card's mixer is this partition's volume: it holds the mixer's output (or, for a mixer
+    /// of no output, it is the default partition).
+    var holdsCardMixer: Bool {
+        guard let output = self.shared.cardMixerOutput else { return self.name == PartitionRegistry.defaultName }
+        return self.partitions.slots(of: self.name).contains(OutputSlot(output: output, isPresent: true))
+    }
+
+    /// The daemon's settings.
+    public var configuration: DaemonConfiguration { self.shared.configuration }
+    var songs: SongInfoCache { self.shared.songs }
+    /// When the daemon started, on the engine's clock.
+    var startedAt: Int64 { self.shared.startedAt }
+    var hub: ChangeHub { self.shared.hub }
+    /// Recent quick library answers, until the database changes.
+    var answers: QueryAnswerCache { self.shared.answers }
+    /// The music library, when there is a music directory and a database for it.
+    var library: MusicLibrary? { self.shared.library }
+    /// The stored playlists (`NAME.m3u` in the configured directory); nil when none is configured.
+    var storedPlaylists: StoredPlaylists? { self.shared.storedPlaylists }
+    /// Every partition, `default` first.
+    var partitions: PartitionRegistry { self.shared.partitions }
+    /// The sticker database, when one is configured and could be opened.
+    var stickers: StickerDatabase? { self.shared.stickers }
+    /// The clients' channels and messages (`subscribe`, `sendmessage` ...), across partitions.
+    var channels: ChannelRegistry { self.shared.channels }
+
+    /// Starts the default partition's engine on the configured outputs with `context` (a restored
+    /// queue, say), and opens the library when one is configured (a library that cannot be opened is
+    /// logged, and playerd runs without it).
+    public convenience init(
         configuration: DaemonConfiguration, context: PlayerContext? = nil,
         logger: Logger = Logger(label: "playerd")
     ) {
-        self.configuration = configuration
-        let hub = self.hub
         let songs = SongInfoCache()
-        self.songs = songs
+        let hub = ChangeHub()
+        let library: MusicLibrary?
         if let musicDirectory = configuration.musicDirectory, let libraryPath = configuration.libraryPath {
             do {
-                self.library = try MusicLibrary(musicDirectory: musicDirectory, databasePath: libraryPath) { event in
+                library = try MusicLibrary(musicDirectory: musicDirectory, databasePath: libraryPath) { event in
                     switch event {
                     case .updateStarted:
                         hub.broadcast([.update])
@@ -64,12 +85,12 @@ public final class PlayerService: Sendable {
                 }
             } catch {
                 logger.error("library \(libraryPath): \(error); running without a library")
-                self.library = nil
+                library = nil
             }
         } else {
-            self.library = nil
+            library = nil
         }
-        if let library = self.library {
+        if let library {
             let prefix = library.musicDirectory + "/"
             songs.setSource { path in
                 guard path.hasPrefix(prefix), let facts = library.songFacts(String(path.dropFirst(prefix.count)))
@@ -78,40 +99,71 @@ public final class PlayerService: Sendable {
                     tags: facts.tags, duration: facts.duration, lastModified: facts.lastModified, format: facts.format)
             }
         }
-        self.stickers = Commands.openStickers(configuration, logger: logger)
-        self.storedPlaylists = configuration.playlistDirectory.map {
+        let stickers = Commands.openStickers(configuration, logger: logger)
+        let storedPlaylists = configuration.playlistDirectory.map {
             StoredPlaylists(
                 directory: $0, musicDirectory: configuration.musicDirectory,
                 maximumLength: configuration.maximumQueueLength)
         }
+        var cardMixer: CardMixer?
+        if case .hardware(let control, let device) = configuration.mixer {
+            cardMixer = CardMixer(
+                device: MixerChoice.ctlDevice(given: device, outputs: configuration.outputs), control: control,
+                logger: logger)
+            cardMixer?.start()
+        }
+        let shared = DaemonShared(
+            configuration: configuration, songs: songs, hub: hub, library: library, storedPlaylists: storedPlaylists,
+            cardMixer: cardMixer, stickers: stickers, logger: logger)
+        self.init(name: PartitionRegistry.defaultName, shared: shared, context: context)
+        // The default partition holds every configured output; it cannot be refused (it is the first).
+        try? shared.partitions.add(
+            self, slots: configuration.outputs.indices.map { OutputSlot(output: $0, isPresent: true) })
+    }
+
+    /// Starts a partition's engine: the default one on the configured outputs, another with every
+    /// output switched off but those it holds (`outputs`, by index, with their switches; none for a new
+    /// one: MPD's new partitions have no outputs until `moveoutput`, and so no volume to show).
+    init(name: String, shared: DaemonShared, context: PlayerContext? = nil, outputs: [Int: Bool] = [:]) {
+        let configuration = shared.configuration
+        let logger = shared.logger
+        let isDefault = name == PartitionRegistry.defaultName
+        self.name = name
+        self.shared = shared
+        let hub = shared.hub
         var context =
             context
             ?? PlayerContext(
                 queue: Queue(maximumLength: configuration.maximumQueueLength),
                 releasesOutputOnPause: configuration.releasesOutputOnPause)
         context.replayGainSettings = configuration.replayGain
-        var engineConfiguration = EngineConfiguration(outputs: configuration.outputs.map(OutputDefinition.init))
+        var definitions = configuration.outputs.map(OutputDefinition.init)
+        if !isDefault {
+            for index in definitions.indices { definitions[index].isEnabled = outputs[index] ?? false }
+        }
+        var engineConfiguration = EngineConfiguration(outputs: definitions)
         engineConfiguration.scalesVolume = configuration.mixer == .software
         switch configuration.mixer {
         case .software:
-            self.cardMixer = nil
+            if !isDefault && outputs.isEmpty {
+                context.mirrorVolume(nil)
+            } else if context.volume == nil {
+                context.mirrorVolume(100)
+            }
         case .none:
-            self.cardMixer = nil
             context.mirrorVolume(nil)
-        case .hardware(let control, let device):
+        case .hardware:
             // The card's level, not the state file's, is the volume: other programs may have moved it.
-            let cardMixer = CardMixer(
-                device: MixerChoice.ctlDevice(given: device, outputs: configuration.outputs), control: control,
-                logger: logger)
-            cardMixer.start()
-            context.mirrorVolume(cardMixer.volume())
-            self.cardMixer = cardMixer
+            // It starts with the default partition; a restored partition holding its output takes it
+            // over (`restorePartitions`).
+            context.mirrorVolume(isDefault ? shared.cardMixer?.volume() : nil)
         }
         let engine = AudioEngine(configuration: engineConfiguration, context: context)
         self.engine = engine
-        self.cardMixer?.attach(to: engine)
-        self.startedAt = engine.now()
-        if configuration.recordsPlayStatistics, let stickers = self.stickers,
+        if isDefault {
+            shared.cardMixer?.attach(to: engine)
+        }
+        if configuration.recordsPlayStatistics, let stickers = shared.stickers,
             let musicDirectory = configuration.musicDirectory
         {
             let statistics = PlayStatistics(
@@ -121,7 +173,7 @@ public final class PlayerService: Sendable {
         } else {
             self.playStatistics = nil
         }
-        let outputLog = OutputLog(initial: engine.status.outputs, logger: logger)
+        let outputLog = OutputLog(initial: engine.status.outputs, logger: logger, partition: name)
         engine.observe { changes in
             if changes.contains(.output) {
                 outputLog.note(engine.status.outputs)
@@ -132,7 +184,58 @@ public final class PlayerService: Sendable {
             if changes.contains(.playlist) { subsystems.insert(.playlist) }
             if changes.contains(.options) { subsystems.insert(.options) }
             if changes.contains(.output) { subsystems.insert(.output) }
-            hub.broadcast(subsystems)
+            hub.broadcast(subsystems, partition: name)
+        }
+    }
+
+    /// Brings back the partitions a state file kept, with their players (`contexts`, in `saved`'s order)
+    /// and the outputs they held, which are dummies in the default partition's list from then on. The
+    /// default partition's engine must have been started with those outputs switched off
+    /// (`Self.claimedOutputs`).
+    func restorePartitions(_ saved: [SavedPartition], contexts: [PlayerContext]) {
+        let claims = Self.claimedOutputs(saved, configuration: self.configuration)
+        for (index, partition) in saved.enumerated() where index < contexts.count {
+            let outputs = claims[index]
+            let service = PlayerService(
+                name: partition.name, shared: self.shared, context: contexts[index],
+                outputs: Dictionary(outputs.map { ($0.output, $0.enabled) }) { first, _ in first })
+            do throws(Ack) {
+                try self.partitions.restore(service, holding: outputs.map(\.output))
+                if let cardMixer = self.shared.cardMixer, service.holdsCardMixer {
+                    cardMixer.attach(to: service.engine)
+                    Self.handOver(cardMixer, from: self, to: service)
+                }
+            } catch {
+                self.shared.logger.error("cannot restore partition \(partition.name): \(error.message)")
+                DispatchQueue.global().async { service.shutdownPartition() }
+            }
+        }
+    }
+
+    /// Makes the card's mixer `destination`'s volume and none of `source`'s, before any client asks.
+    private static func handOver(_ cardMixer: CardMixer, from source: PlayerService, to destination: PlayerService) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await source.engine.mirrorVolume(nil)
+            await destination.engine.mirrorVolume(cardMixer.volume())
+            done.signal()
+        }
+        done.wait()
+    }
+
+    /// The outputs each saved partition held, by index in the configuration, with their switches: an
+    /// output gone from the configuration, or named twice, is left to the first (or the default).
+    static func claimedOutputs(_ saved: [SavedPartition], configuration: DaemonConfiguration)
+        -> [[(output: Int, enabled: Bool)]]
+    {
+        var taken = Set<Int>()
+        return saved.map { partition in
+            partition.outputs.compactMap { output in
+                guard let index = configuration.outputs.firstIndex(where: { $0.name == output.name }),
+                    taken.insert(index).inserted
+                else { return nil }
+                return (index, output.isEnabled)
+            }
         }
     }
 
@@ -141,11 +244,20 @@ public final class PlayerService: Sendable {
         _ = try? self.library?.update("")
     }
 
-    /// Stops playback and the audio thread, and the library's update (what it wrote stays).
+    /// Stops playback and the audio threads of every partition, and the library's update (what it
+    /// wrote stays).
     public func shutdown() {
-        self.cardMixer?.stop()
-        self.playStatistics?.stop()
+        for partition in self.partitions.removeAll() where partition !== self {
+            partition.shutdownPartition()
+        }
+        self.shared.cardMixer?.stop()
+        self.shutdownPartition()
         self.library?.shutdown()
+    }
+
+    /// Stops this partition's playback and audio thread (blocks until the thread has ended).
+    func shutdownPartition() {
+        self.playStatistics?.stop()
         self.engine.shutdown()
     }
 
@@ -308,7 +420,7 @@ public final class PlayerService: Sendable {
     func writeStatus(to response: inout ResponseWriter) {
         let job = self.library?.runningJob
         self.statusAnswers.answer(self.engine.status, job: job, to: &response) { status, response in
-            Answer.status(status, now: self.engine.now(), updatingJob: job, to: &response)
+            Answer.status(status, now: self.engine.now(), partition: self.name, updatingJob: job, to: &response)
         }
     }
 

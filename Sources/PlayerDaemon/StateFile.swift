@@ -32,13 +32,17 @@ public struct SavedState: Sendable, Equatable {
     public var consume = false
     /// The ReplayGain mode (MPD keeps it in its configuration; playerd keeps what clients set).
     public var replayGainMode: ReplayGainMode = .off
-    /// Which outputs were switched on, by name, in the daemon's order.
+    /// Which outputs were switched on, by name, in the daemon's order (wherever they play).
     public var outputs: [SavedOutput] = []
     /// Crossfade and MixRamp (MPD's `crossfade:`, `mixrampdb:` and `mixrampdelay:` lines).
     public var crossfade = CrossfadeSettings()
     /// The ranges of the queued songs that play only a part (`rangeid`), by their index in `paths`:
     /// a `range: START-END` line in milliseconds after the song's (MPD's `Range:`).
     public var ranges: [Int: SongRange] = [:]
+    /// The partitions other than `default`, in the order they were made. Written after the default
+    /// partition's lines under keys of their own (`partition: NAME`, then `partition_...` lines), which
+    /// a reader that does not know partitions skips, and so reads the default partition alone.
+    public var partitions: [SavedPartition] = []
     /// Lines that were read past rather than costing the whole file: a damaged setting or position
     /// (a hand edit, a bad disk block) is skipped and reported here, its value left as it was, and the
     /// queue survives. Only a file that is not whole (no header, no `end`, a line that is not
@@ -93,6 +97,9 @@ public struct SavedState: Sendable, Equatable {
                 lines.append("range: \(range.start)-" + (range.end.map { "\($0)" } ?? ""))
             }
         }
+        for partition in self.partitions {
+            partition.encode(into: &lines)
+        }
         lines.append("end")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -129,6 +136,26 @@ public struct SavedState: Sendable, Equatable {
                     skip("0 or 1")
                     return nil
                 }
+            }
+            if key == "partition" || key.hasPrefix("partition_") {
+                if key == "partition" {
+                    guard PartitionRegistry.isValidName(value), value != PartitionRegistry.defaultName,
+                        !self.partitions.contains(where: { $0.name == value })
+                    else {
+                        skip("a partition's name, not default's nor one given before")
+                        // Its lines are skipped with it.
+                        self.partitions.append(SavedPartition(name: ""))
+                        continue
+                    }
+                    self.partitions.append(SavedPartition(name: value))
+                } else if self.partitions.isEmpty {
+                    skip("after a partition: line")
+                } else if let problem = self.partitions[self.partitions.count - 1].read(
+                    key.dropFirst("partition_".count), value)
+                {
+                    skip(problem)
+                }
+                continue
             }
             switch key {
             case "song":
@@ -232,6 +259,181 @@ public struct SavedState: Sendable, Equatable {
             self.elapsed = 0
             self.state = .stop
         }
+        self.partitions.removeAll { $0.name.isEmpty }
+        for index in self.partitions.indices {
+            let partition = self.partitions[index]
+            if let current = partition.current, current >= partition.paths.count {
+                self.skippedLines.append(
+                    "partition \(partition.name): the current position \(current) is past the \(partition.paths.count) songs"
+                )
+                self.partitions[index].current = nil
+                self.partitions[index].elapsed = 0
+                self.partitions[index].state = .stop
+            }
+        }
+    }
+}
+
+/// A partition other than `default`, as the state file keeps it: its queue, position, modes and volume,
+/// and the outputs that play in it (by name, with their switches, in its order).
+public struct SavedPartition: Sendable, Equatable {
+    /// The partition's name.
+    public var name: String
+    /// The queued files, in order.
+    public var paths: [String] = []
+    /// The priorities above 0 (MPD's `prio`), by position in `paths`.
+    public var priorities: [Int: UInt8] = [:]
+    /// The ranges of the songs that play only a part (`rangeid`), by position in `paths`.
+    public var ranges: [Int: SongRange] = [:]
+    /// Crossfade and MixRamp.
+    public var crossfade = CrossfadeSettings()
+    /// The current song's position in `paths`.
+    public var current: Int?
+    /// Seconds into the current song.
+    public var elapsed: Double = 0
+    /// The play state when saved.
+    public var state: PlayerStateKind = .stop
+    /// Volume, 0 to 100; nil when the partition had no mixer (no outputs).
+    public var volume: Int?
+    /// Mute.
+    public var isMuted = false
+    /// Repeat mode.
+    public var repeatMode = false
+    /// Random mode.
+    public var random = false
+    /// Single mode.
+    public var single: SingleMode = .off
+    /// Consume mode.
+    public var consume = false
+    /// The ReplayGain mode.
+    public var replayGainMode: ReplayGainMode = .off
+    /// The outputs that play in it, in its order.
+    public var outputs: [SavedOutput] = []
+
+    /// The priority of the next `partition_song:` line.
+    var pendingPriority: UInt8?
+
+    /// An empty partition named `name`.
+    public init(name: String) {
+        self.name = name
+    }
+
+    public static func == (left: Self, right: Self) -> Bool {
+        left.name == right.name && left.paths == right.paths && left.priorities == right.priorities
+            && left.ranges == right.ranges && left.crossfade == right.crossfade
+            && left.current == right.current && left.elapsed == right.elapsed && left.state == right.state
+            && left.volume == right.volume && left.isMuted == right.isMuted && left.repeatMode == right.repeatMode
+            && left.random == right.random && left.single == right.single && left.consume == right.consume
+            && left.replayGainMode == right.replayGainMode && left.outputs == right.outputs
+    }
+
+    func encode(into lines: inout [String]) {
+        lines.append("partition: \(self.name)")
+        if let volume = self.volume {
+            lines.append("partition_volume: \(volume)")
+        }
+        lines.append("partition_muted: \(self.isMuted ? 1 : 0)")
+        lines.append("partition_repeat: \(self.repeatMode ? 1 : 0)")
+        lines.append("partition_random: \(self.random ? 1 : 0)")
+        lines.append("partition_single: \(self.single.rawValue)")
+        lines.append("partition_consume: \(self.consume ? 1 : 0)")
+        lines.append("partition_state: \(self.state.rawValue)")
+        lines.append("partition_replay_gain_mode: \(self.replayGainMode.rawValue)")
+        lines.append("partition_crossfade: \(self.crossfade.seconds)")
+        lines.append("partition_mixrampdb: \(SavedState.cFixed(Double(self.crossfade.mixRampDB)))")
+        lines.append("partition_mixrampdelay: \(SavedState.cFixed(self.crossfade.mixRampDelay))")
+        for output in self.outputs {
+            lines.append("partition_output: \(output.isEnabled ? 1 : 0):\(output.name)")
+        }
+        if let current = self.current {
+            lines.append("partition_current: \(current)")
+            lines.append("partition_elapsed: \(ResponseSeconds.format(self.elapsed))")
+        }
+        for (position, path) in self.paths.enumerated() {
+            // A priority comes just before its song, as in the default partition's lines.
+            if let priority = self.priorities[position], priority != 0 {
+                lines.append("partition_prio: \(priority)")
+            }
+            lines.append("partition_song: \(path)")
+            if let range = self.ranges[position] {
+                lines.append("partition_range: \(range.start)-" + (range.end.map { "\($0)" } ?? ""))
+            }
+        }
+    }
+
+    /// Reads one `partition_KEY: value` line (`key` without its prefix); what was wrong, if it is
+    /// skipped. An unknown key is read past, as the file's own are.
+    mutating func read(_ key: Substring, _ value: String) -> String? {
+        func flag(_ set: (inout Self, Bool) -> Void) -> String? {
+            switch value {
+            case "0": set(&self, false)
+            case "1": set(&self, true)
+            default: return "0 or 1"
+            }
+            return nil
+        }
+        switch key {
+        case "song":
+            if let priority = self.pendingPriority {
+                self.priorities[self.paths.count] = priority
+                self.pendingPriority = nil
+            }
+            self.paths.append(value)
+        case "prio":
+            guard let priority = UInt8(value), priority > 0 else { return "a priority from 1 to 255" }
+            self.pendingPriority = priority
+        case "range":
+            guard !self.paths.isEmpty, let range = SavedState.range(value) else {
+                return "milliseconds START-END (END may be left out) after a song"
+            }
+            self.ranges[self.paths.count - 1] = range
+        case "crossfade":
+            guard let seconds = Int(value), seconds >= 0 else { return "whole seconds" }
+            self.crossfade.seconds = min(seconds, Int(UInt32.max))
+        case "mixrampdb":
+            guard let decibels = Float(value), !decibels.isNaN,
+                let saved = Float(SavedState.cFixed(Double(decibels)))
+            else { return "decibels" }
+            self.crossfade.mixRampDB = saved
+        case "mixrampdelay":
+            // As the default partition's line: a value that does not start with a digit is read past.
+            guard SavedState.startsWithDigit(value), let delay = Double(value),
+                case let text = SavedState.cFixed(delay), SavedState.startsWithDigit(text), let saved = Double(text)
+            else { break }
+            self.crossfade.mixRampDelay = saved
+        case "output":
+            guard let colon = value.firstIndex(of: ":"), let flag = Int(value[..<colon]), (0...1).contains(flag) else {
+                return "0 or 1, a colon and the output's name"
+            }
+            self.outputs.append(SavedOutput(name: String(value[value.index(after: colon)...]), isEnabled: flag == 1))
+        case "volume":
+            guard let volume = Int(value), (0...100).contains(volume) else { return "0 to 100" }
+            self.volume = volume
+        case "muted": return flag { $0.isMuted = $1 }
+        case "repeat": return flag { $0.repeatMode = $1 }
+        case "random": return flag { $0.random = $1 }
+        case "consume": return flag { $0.consume = $1 }
+        case "single":
+            guard let single = SingleMode(rawValue: value) else { return "0, 1 or oneshot" }
+            self.single = single
+        case "replay_gain_mode":
+            guard let mode = ReplayGainMode(rawValue: value) else { return "off, track, album or auto" }
+            self.replayGainMode = mode
+        case "state":
+            guard let state = PlayerStateKind(rawValue: value) else { return "a player state (play, pause or stop)" }
+            self.state = state
+        case "current":
+            guard let current = Int(value), current >= 0 else { return "a position in the queue" }
+            self.current = current
+        case "elapsed":
+            guard let elapsed = Double(value), elapsed >= 0, elapsed <= SavedState.maximumElapsed else {
+                return "seconds, at most \(Int(SavedState.maximumElapsed))"
+            }
+            self.elapsed = elapsed
+        default:
+            break
+        }
+        return nil
     }
 }
 
@@ -243,7 +445,7 @@ extension SavedState {
         return String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private static func startsWithDigit(_ text: String) -> Bool {
+    static func startsWithDigit(_ text: String) -> Bool {
         text.utf8.first.map { $0 >= 0x30 && $0 <= 0x39 } ?? false
     }
 

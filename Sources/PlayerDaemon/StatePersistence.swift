@@ -12,7 +12,11 @@ import Synchronization
 /// seconds while playing (so a SIGKILL loses at most that much position), and at shutdown.
 final class StatePersistence: Sendable {
     private let file: StateFile
+    /// The default partition's player.
     private let engine: AudioEngine
+    /// Every partition, for the others' players and which outputs play where; nil keeps the default
+    /// partition alone.
+    private let partitions: PartitionRegistry?
     private let logger: Logger
     private let lastSaved = Mutex<SavedState?>(nil)
     private let lastSavedAt = Atomic<Int64>(0)
@@ -27,8 +31,12 @@ final class StatePersistence: Sendable {
     /// While playing, the position is saved at least this often.
     static let playingInterval: Int64 = 3_000_000_000
 
-    init(file: StateFile, engine: AudioEngine, logger: Logger, restored: SavedState?, savesVolume: Bool = true) {
+    init(
+        file: StateFile, engine: AudioEngine, partitions: PartitionRegistry? = nil, logger: Logger,
+        restored: SavedState?, savesVolume: Bool = true
+    ) {
         self.file = file
+        self.partitions = partitions
         self.savesVolume = savesVolume
         self.engine = engine
         self.logger = logger
@@ -38,14 +46,14 @@ final class StatePersistence: Sendable {
     // MARK: - Restoring
 
     /// The context a saved state stands for: its queue (files that vanished since are skipped with a
-    /// note), modes and volume. A missing file gives an empty player; a corrupt one is kept aside
+    /// note), modes and volume; and the contexts of its other partitions, in its order. A missing file gives an empty player; a corrupt one is kept aside
     /// under another name, logged, and the player starts empty.
     static func restore(
         from file: StateFile,
         logger: Logger,
         releasesOutputOnPause: Bool,
         maximumQueueLength: Int = Queue.defaultMaximumLength
-    ) -> (PlayerContext, SavedState?) {
+    ) -> (PlayerContext, SavedState?, [PlayerContext]) {
         var saved: SavedState?
         do {
             if let text = try file.read() {
@@ -62,68 +70,133 @@ final class StatePersistence: Sendable {
                 }
             }
         }
-        var context = PlayerContext(
+        let context = PlayerContext(
             queue: Queue(maximumLength: maximumQueueLength), releasesOutputOnPause: releasesOutputOnPause)
-        guard var state = saved else { return (context, nil) }
+        guard var state = saved else { return (context, nil, []) }
         for skipped in state.skippedLines {
             logger.warning("\(file.path): skipped \(skipped)")
         }
+        let limits = (logger: logger, releasesOutputOnPause: releasesOutputOnPause, maximumLength: maximumQueueLength)
+        let restored = Self.context(
+            of: Restorable(
+                paths: state.paths, priorities: state.priorities, ranges: state.ranges, current: state.current,
+                repeatMode: state.repeatMode, random: state.random,
+                single: state.single, consume: state.consume, volume: state.volume, isMuted: state.isMuted,
+                replayGainMode: state.replayGainMode, crossfade: state.crossfade), limits)
+        state.paths = restored.paths
+        state.priorities = restored.priorities
+        state.ranges = restored.ranges
+        state.current = restored.current
+        var partitions: [PlayerContext] = []
+        for index in state.partitions.indices {
+            let partition = state.partitions[index]
+            let kept = Self.context(
+                of: Restorable(
+                    paths: partition.paths, priorities: partition.priorities, ranges: partition.ranges,
+                    current: partition.current, repeatMode: partition.repeatMode,
+                    random: partition.random, single: partition.single, consume: partition.consume,
+                    volume: partition.volume, isMuted: partition.isMuted, replayGainMode: partition.replayGainMode,
+                    crossfade: partition.crossfade),
+                limits)
+            state.partitions[index].paths = kept.paths
+            state.partitions[index].priorities = kept.priorities
+            state.partitions[index].ranges = kept.ranges
+            state.partitions[index].current = kept.current
+            partitions.append(kept.context)
+        }
+        logger.info("restored \(restored.paths.count) queued songs from \(file.path)")
+        return (restored.context, state, partitions)
+    }
 
+    /// What a saved partition's player is made from.
+    private struct Restorable {
+        var paths: [String]
+        var priorities: [Int: UInt8]
+        var ranges: [Int: SongRange]
+        var current: Int?
+        var repeatMode: Bool
+        var random: Bool
+        var single: SingleMode
+        var consume: Bool
+        var volume: Int?
+        var isMuted: Bool
+        var replayGainMode: ReplayGainMode
+        var crossfade: CrossfadeSettings
+    }
+
+    /// The context of a saved queue: its files that can still be read (the others are skipped with a
+    /// note), up to the queue's limit, the current song among them, its modes and volume.
+    private static func context(
+        of saved: Restorable, _ limits: (logger: Logger, releasesOutputOnPause: Bool, maximumLength: Int)
+    ) -> (context: PlayerContext, paths: [String], priorities: [Int: UInt8], ranges: [Int: SongRange], current: Int?) {
         var kept: [String] = []
         var current: Int?
         var ranges: [Int: SongRange] = [:]
         var priorities: [Int: UInt8] = [:]
-        for (position, path) in state.paths.enumerated() {
+        for (position, path) in saved.paths.enumerated() {
             guard access(PathEscaping.systemPath(path), R_OK) == 0 else {
-                logger.notice("skipped \(path) from the saved queue: \(String(cString: strerror(errno)))")
+                limits.logger.notice("skipped \(path) from the saved queue: \(String(cString: strerror(errno)))")
                 continue
             }
-            if position == state.current { current = kept.count }
-            ranges[kept.count] = state.ranges[position]
-            if let priority = state.priorities[position] { priorities[kept.count] = priority }
+            if position == saved.current { current = kept.count }
+            ranges[kept.count] = saved.ranges[position]
+            if let priority = saved.priorities[position] { priorities[kept.count] = priority }
             kept.append(path)
         }
-        if kept.count > maximumQueueLength {
+        if kept.count > limits.maximumLength {
             // A lower limit than the saved queue's length keeps its start rather than none of it.
-            logger.warning("the saved queue holds \(kept.count) songs; keeping the first \(maximumQueueLength)")
-            kept.removeLast(kept.count - maximumQueueLength)
+            limits.logger.warning(
+                "the saved queue holds \(kept.count) songs; keeping the first \(limits.maximumLength)")
+            kept.removeLast(kept.count - limits.maximumLength)
             if let position = current, position >= kept.count { current = nil }
         }
-        state.paths = kept
-        state.current = current
-        state.priorities = priorities.filter { $0.key < kept.count }
-        var queue = Queue(maximumLength: maximumQueueLength)
+        priorities = priorities.filter { $0.key < kept.count }
+        var queue = Queue(maximumLength: limits.maximumLength)
         let ids = (try? queue.add(kept)) ?? []
         for (index, range) in ranges where index < ids.count {
             try? queue.setRange(range, id: ids[index])
         }
         // Before random mode, which orders the songs by them.
-        for (position, priority) in state.priorities.sorted(by: { $0.key < $1.key }) {
+        for (position, priority) in priorities.sorted(by: { $0.key < $1.key }) {
             try? queue.setPriority(priority, positions: position..<(position + 1))
         }
-        queue.repeatMode = state.repeatMode
-        queue.single = state.single
-        queue.consume = state.consume
-        queue.random = state.random
+        queue.repeatMode = saved.repeatMode
+        queue.single = saved.single
+        queue.consume = saved.consume
+        queue.random = saved.random
         if let current {
             try? queue.setCurrent(position: current)
         }
-        context = PlayerContext(queue: queue, releasesOutputOnPause: releasesOutputOnPause)
-        try? context.setVolume(state.volume)
-        context.setMuted(state.isMuted)
-        context.replayGainMode = state.replayGainMode
-        context.crossfade = state.crossfade
-        logger.info("restored \(kept.count) queued songs from \(file.path)")
-        return (context, state)
+        var context = PlayerContext(queue: queue, releasesOutputOnPause: limits.releasesOutputOnPause)
+        if let volume = saved.volume {
+            try? context.setVolume(volume)
+        }
+        context.setMuted(saved.isMuted)
+        context.replayGainMode = saved.replayGainMode
+        context.crossfade = saved.crossfade
+        return (context, kept, priorities, ranges.filter { $0.key < kept.count }, current)
     }
 
     /// Puts the player back at the saved song and position: paused (holding no device) unless
     /// `playing`. Opening the song and seeking is all it costs.
     func resume(_ saved: SavedState, playing: Bool) async {
-        guard saved.state != .stop, let current = saved.current else { return }
+        await self.resume(self.engine, saved.state, saved.current, saved.offset, playing: playing)
+        for partition in saved.partitions {
+            guard let service = self.partitions?.find(partition.name) else { continue }
+            let offset = Int64(partition.elapsed * 1e9)
+            await self.resume(service.engine, partition.state, partition.current, offset, playing: playing)
+        }
+    }
+
+    private func resume(
+        _ engine: AudioEngine, _ state: PlayerStateKind, _ current: Int?, _ offset: Int64, playing: Bool
+    )
+        async
+    {
+        guard state != .stop, let current else { return }
         do {
-            try await self.engine.withContext { context throws(PlayerError) in
-                ((), try context.restore(position: current, offset: saved.offset, paused: !playing))
+            try await engine.withContext { context throws(PlayerError) in
+                ((), try context.restore(position: current, offset: offset, paused: !playing))
             }
         } catch {
             self.logger.error("cannot restore the saved position: \(error)")
@@ -161,12 +234,19 @@ final class StatePersistence: Sendable {
             state.volume = previous?.volume ?? SavedState().volume
         }
         let now = self.engine.now()
-        let playingLongEnough =
-            state.state == .play && now - self.lastSavedAt.load(ordering: .relaxed) >= Self.playingInterval
+        let playing = state.state == .play || state.partitions.contains { $0.state == .play }
+        let playingLongEnough = playing && now - self.lastSavedAt.load(ordering: .relaxed) >= Self.playingInterval
         var comparable = state
         comparable.elapsed = previous?.elapsed ?? 0
         // A seek while paused moves only the position: worth saving too.
-        let moved = abs(state.elapsed - (previous?.elapsed ?? 0)) >= 1 && state.state != .play
+        var moved = abs(state.elapsed - (previous?.elapsed ?? 0)) >= 1 && state.state != .play
+        for index in comparable.partitions.indices {
+            let before = previous?.partitions.first { $0.name == comparable.partitions[index].name }?.elapsed ?? 0
+            moved =
+                moved
+                || (abs(comparable.partitions[index].elapsed - before) >= 1 && state.partitions[index].state != .play)
+            comparable.partitions[index].elapsed = before
+        }
         guard force || previous != comparable || playingLongEnough || moved else { return }
         self.written.withLock { written in
             guard number > written else { return }
@@ -183,7 +263,7 @@ final class StatePersistence: Sendable {
 
     private func snapshot() async -> SavedState? {
         let engine = self.engine
-        return try? await engine.withContext { context throws(PlayerError) in
+        let state: SavedState? = try? await engine.withContext { context throws(PlayerError) in
             var state = SavedState()
             let queue = context.queue
             state.paths = queue.entries.map(\.path)
@@ -208,6 +288,49 @@ final class StatePersistence: Sendable {
             state.outputs = status.outputs.map { SavedOutput(name: $0.name, isEnabled: $0.isEnabled) }
             state.elapsed = state.state == .stop ? 0 : status.elapsed(at: engine.now())
             return (state, [])
+        }
+        guard var state, let partitions = self.partitions else { return state }
+        for service in partitions.all.dropFirst() {
+            guard var partition = await Self.snapshot(of: service) else { continue }
+            for slot in partitions.slots(of: service.name) where slot.isPresent {
+                let output = service.engine.status.outputs[slot.output]
+                partition.outputs.append(SavedOutput(name: output.name, isEnabled: output.isEnabled))
+                // The default partition's lines give every output's switch, wherever it plays: a reader
+                // that knows no partitions puts them all back there as they were.
+                state.outputs[slot.output].isEnabled = output.isEnabled
+            }
+            state.partitions.append(partition)
+        }
+        return state
+    }
+
+    /// A partition other than the default one, but for its outputs.
+    private static func snapshot(of service: PlayerService) async -> SavedPartition? {
+        let engine = service.engine
+        let name = service.name
+        return try? await engine.withContext { context throws(PlayerError) in
+            var partition = SavedPartition(name: name)
+            let queue = context.queue
+            partition.paths = queue.entries.map(\.path)
+            for (index, entry) in queue.entries.enumerated() where entry.range != nil {
+                partition.ranges[index] = entry.range
+            }
+            partition.crossfade = context.crossfade
+            for (position, entry) in queue.entries.enumerated() where entry.priority != 0 {
+                partition.priorities[position] = entry.priority
+            }
+            partition.current =
+                context.state.entry.flatMap { queue.position(ofID: $0.id) } ?? queue.currentPosition
+            partition.state = context.state.kind == .prepare ? .play : context.state.kind
+            partition.volume = context.volume
+            partition.isMuted = context.isMuted
+            partition.repeatMode = queue.repeatMode
+            partition.random = queue.random
+            partition.single = queue.single
+            partition.consume = queue.consume
+            partition.replayGainMode = context.replayGainMode
+            partition.elapsed = partition.state == .stop ? 0 : engine.status.elapsed(at: engine.now())
+            return (partition, [])
         }
     }
 }

@@ -123,6 +123,8 @@ struct NumericArgumentTests {
         "subscribe", "unsubscribe", "channels", "sendmessage", "readmessages",
         "listmounts", "mount", "unmount", "kill",
         "readcomments", "getfingerprint",
+        // Partitions: names only.
+        "partition", "listpartitions", "newpartition", "delpartition", "moveoutput",
     ]
 
     @Test("the places cover every command that takes a number, each with an answer for every value")

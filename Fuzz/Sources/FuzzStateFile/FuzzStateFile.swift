@@ -26,6 +26,13 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     require(state.elapsed.isFinite && state.elapsed >= 0, "elapsed \(state.elapsed) accepted")
     // The daemon resumes at this offset: converting the position must not trap.
     require(state.offset >= 0, "elapsed \(state.elapsed) gives the offset \(state.offset)")
+    for partition in state.partitions {
+        require(
+            partition.volume.map { (0...100).contains($0) } ?? true,
+            "volume \(String(describing: partition.volume)) accepted")
+        require(partition.current.map { (0..<partition.paths.count).contains($0) } ?? true, "current past the queue")
+        require(partition.elapsed.isFinite && partition.elapsed >= 0, "elapsed \(partition.elapsed) accepted")
+    }
 
     // What the daemon does with a restored state: saves it again (positions are written to the
     // millisecond, so the first save may round; from then on the text is stable) and resumes at its
@@ -36,6 +43,9 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         require(reread.encoded() == saved, "a saved state reads back differently:\n\(saved)")
         var rounded = state
         rounded.elapsed = reread.elapsed
+        for index in rounded.partitions.indices where index < reread.partitions.count {
+            rounded.partitions[index].elapsed = reread.partitions[index].elapsed
+        }
         // Lines read past are reported at the restore and not written again.
         rounded.skippedLines = []
         require(reread == rounded, "a saved state reads back as another state:\n\(saved)")

@@ -46,8 +46,9 @@ final class RunningMPD {
     let socketPath: String
     private let program: BackgroundProgram
 
-    /// Starts mpd and waits (up to `readiness`) until it greets and has read the music directory.
-    init(music: String, readiness: Duration = .seconds(20)) throws {
+    /// Starts mpd and waits (up to `readiness`) until it greets and has read the music directory. It has
+    /// one paced null output for each of `outputs`, by that name.
+    init(music: String, outputs: [String] = ["null"], readiness: Duration = .seconds(20)) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw HarnessError("\(Self.executable) is missing: scripts/setup.sh test installs Debian's mpd")
         }
@@ -65,14 +66,12 @@ final class RunningMPD {
             bind_to_address "\(self.socketPath)"
             auto_update "no"
             zeroconf_enabled "no"
-            audio_output {
-                type "null"
-                name "null"
-                sync "yes"
-                mixer_type "software"
-            }
 
             """
+            + outputs.map {
+                "audio_output {\n    type \"null\"\n    name \"\($0)\"\n    sync \"yes\"\n    mixer_type \"software\"\n}\n"
+            }
+            .joined()
         do {
             try configuration.write(toFile: self.directory + "/mpd.conf", atomically: true, encoding: .utf8)
             self.program = try BackgroundProgram(Self.executable, ["--no-daemon", self.directory + "/mpd.conf"])

@@ -217,8 +217,13 @@ final class DifferentialDaemon {
     }
 
     private func record(line: Int, _ request: String, _ lines: [String]) {
+        // The start is the default partition's queue version; another partition's queue counts from its
+        // own creation (1 in both daemons), so its version is compared as it is.
+        let inOtherPartition = lines.contains { $0.hasPrefix("partition: ") && $0 != "partition: default" }
         let relative = lines.map { line in
-            guard line.hasPrefix("playlist: "), let version = Int(line.dropFirst(10)) else { return line }
+            guard !inOtherPartition, line.hasPrefix("playlist: "), let version = Int(line.dropFirst(10)) else {
+                return line
+            }
             return "playlist: +\(version - self.baseVersion)"
         }
         self.answers.append(DifferentialAnswer(line: line, request: request, lines: relative))
