@@ -100,6 +100,9 @@ extension Commands {
             }
             return
         }
+        // A URI with a scheme is not a directory: mpd refuses one it has no plugin for (Cantata asks
+        // for `mpd-client://cantata/2.5.0` at every connection).
+        try PlayerService.checkScheme(uri, command: call.name)
         let library = try self.library(service, call)
         let stream = call.stream
         try library.listInfo(uri, tagTypes: call.session.tagTypes, to: &call.response) { response in
