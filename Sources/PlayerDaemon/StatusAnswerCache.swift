@@ -16,12 +16,19 @@ final class StatusAnswerCache: Sendable {
     struct Key: Equatable {
         var status: PlayerStatus
         var job: Int?
+        /// MixRamp's settings as bits: `==` takes -0 for 0, and the answer shows `mixrampdb: -0` (as
+        /// mpd's does) for what a client set to -0. (The soak's `mixrampdb "1e-999"` found a kept
+        /// answer saying 0.)
+        var mixRampBits: [UInt64]
 
         init(_ status: PlayerStatus, job: Int?) {
             self.status = status
             // The moment of the last sample moves with any publication, and a stopped answer does not show it.
             self.status.sampledAt = 0
             self.job = job
+            self.mixRampBits = [
+                UInt64(status.crossfade.mixRampDB.bitPattern), status.crossfade.mixRampDelay.bitPattern,
+            ]
         }
     }
 

@@ -35,6 +35,9 @@ struct StatusAnswerCacheTests {
             ("queue length", { $0.queueLength = 4 }, "playlistlength: 4\n"),
             ("single", { $0.single = .oneshot }, "single: oneshot\n"),
             ("sleep at the end", { $0.sleepTimer = .endOfSong }, "sleeptimer: end\n"),
+            ("mixrampdb -0, which == takes for 0", { $0.crossfade.mixRampDB = -0.0 }, "mixrampdb: -0\n"),
+            ("mixrampdelay", { $0.crossfade.mixRampDelay = 2.5 }, "mixrampdelay: 2.5\n"),
+            ("crossfade", { $0.crossfade.seconds = 3 }, "xfade: 3\n"),
         ]
         for (name, change, line) in changes {
             var changed = status
