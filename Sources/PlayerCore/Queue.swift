@@ -279,6 +279,14 @@ public struct Queue: Sendable {
         return ids
     }
 
+    /// Moves `version` on by `steps` more, with no entry changed: MPD counts some edits in several
+    /// steps (an add at a position is an append and then a move; `findadd` appends song by song), and
+    /// clients see the version's number.
+    public mutating func advanceVersion(by steps: Int) {
+        guard steps > 0 else { return }
+        self.version += steps
+    }
+
     /// Removes the entry at `position`. Removing the current song makes the song after it in play
     /// order current (wrapping in repeat mode), or none; the player compares and follows.
     /// - Throws: `badPosition` outside the queue.

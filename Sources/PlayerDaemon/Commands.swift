@@ -371,20 +371,38 @@ enum Commands {
     }
 
     /// Queues `paths` at the insert position `text` (nil: the end), read from the queue itself.
-    static func insert(_ paths: [String], at text: String?, _ service: PlayerService, _ call: CommandCall)
-        async throws(Ack) -> [Int]
-    {
+    /// `songBySong`: the queue's version moves once per song, as MPD's `findadd` and `searchadd` append
+    /// them (its `add` and `load` are one bulk edit).
+    static func insert(
+        _ paths: [String], at text: String?, songBySong: Bool = false, _ service: PlayerService, _ call: CommandCall
+    ) async throws(Ack) -> [Int] {
         let name = call.name
         return try await change(service, call) { queue, _ throws(Ack) in
             let position = try text.map { text throws(Ack) in
                 try insertPosition(text, count: queue.count, current: queue.currentPosition)
             }
             do throws(QueueError) {
-                return try queue.add(paths, at: position)
+                return try queueSongs(paths, at: position, songBySong: songBySong, to: &queue)
             } catch {
                 throw Ack(PlayerError.queue(request: name, detail: error.description), command: name)
             }
         }
+    }
+
+    /// Adds `paths` and moves the queue's version as MPD's does: a step for the append (one per song
+    /// `songBySong`), and one more for the move to `position` when it is before the end.
+    static func queueSongs(_ paths: [String], at position: Int?, songBySong: Bool, to queue: inout Queue)
+        throws(QueueError) -> [Int]
+    {
+        let oldCount = queue.count
+        let ids = try queue.add(paths, at: position)
+        guard !ids.isEmpty else { return ids }
+        var extra = songBySong ? ids.count - 1 : 0
+        if let position, position < oldCount {
+            extra += 1
+        }
+        queue.advanceVersion(by: extra)
+        return ids
     }
 
     /// Consecutive `add`s of one command list, run as one edit of the queue: their URIs are resolved in
@@ -436,7 +454,7 @@ enum Commands {
                                 try insertPosition(text, count: queue.count, current: queue.currentPosition)
                             }
                             do throws(QueueError) {
-                                try queue.add(item.paths, at: position)
+                                _ = try queueSongs(item.paths, at: position, songBySong: false, to: &queue)
                             } catch {
                                 throw Ack(PlayerError.queue(request: "add", detail: error.description), command: "add")
                             }

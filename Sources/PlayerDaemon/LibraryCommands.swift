@@ -185,7 +185,7 @@ extension Commands {
         let paths = try await self.libraryWork(service, call) { library throws(Ack) in
             try library.songURIs(query).map { library.path(of: $0) }
         }
-        _ = try await insert(paths, at: position, service, call)
+        _ = try await insert(paths, at: position, songBySong: true, service, call)
         return call
     }
 

@@ -122,20 +122,10 @@ struct PythonMPDEveryCommandTests {
 
     /// Differences found by this test and reported to their owners, not deliberate: each is recorded as
     /// a known issue (visible in every run) until it is fixed; one that no longer shows is named in the
-    /// output, to be removed here. Keyed by the script's `step N call`.
-    static let reportedDefects: [String: String] = {
-        var defects: [String: String] = [:]
-        func add(_ note: String, _ steps: [String]) {
-            for step in steps { defects[step] = note }
-        }
-        add(
-            Self.versionDefect + ": mpd's addid URI POS adds 2 (append, then move), findadd 1 per song added",
-            [
-                "65 status()", "131 status()", "135 status()", "147 status()", "154 status()", "156 status()",
-                "158 status()", "165 status()",
-            ])
-        return defects
-    }()
+    /// output, to be removed here. Keyed by the script's `step N call`, valued by the defect's note (a
+    /// note starting with `versionDefect` covers status's `playlist:` alone). None now: the queue's
+    /// version, the last one reported, moves as mpd's since.
+    static let reportedDefects: [String: String] = [:]
 
     /// The one reported defect that covers a part of an answer only: `status`'s `playlist:`.
     static let versionDefect = "the queue's version"
