@@ -215,6 +215,12 @@ final class Harness: Sendable {
                 require(isAck(line), "an ACK not in MPD's form: \(line)")
                 continue
             }
+            // MPD's deprecated `playlist` answers `POS:file: URI`.
+            if let colon = line.firstIndex(of: ":"), !line[..<colon].isEmpty,
+                line[..<colon].allSatisfy({ $0.isASCII && $0.isNumber }), line[colon...].hasPrefix(":file: ")
+            {
+                continue
+            }
             guard let colon = line.firstIndex(of: ":"), line[colon...].hasPrefix(": ") || line[colon...] == ":"
             else {
                 fatalError("a line that is no answer: \(line)")
