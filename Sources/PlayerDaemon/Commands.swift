@@ -520,11 +520,7 @@ enum Commands {
         let text = call.argument(1)
         try await change(service, call) { queue, _ throws(Ack) in
             let destination = try moveDestination(text, moving: range.start..<end, in: queue)
-            do throws(QueueError) {
-                try queue.move(from: range.start..<end, to: destination)
-            } catch {
-                throw mpdAck(error)
-            }
+            try inMPDWords { () throws(QueueError) in try queue.move(from: range.start..<end, to: destination) }
         }
         return call
     }
@@ -535,11 +531,7 @@ enum Commands {
         try await change(service, call) { queue, _ throws(Ack) in
             guard let position = queue.position(ofID: id) else { throw Ack(.noExist, "No such song") }
             let destination = try moveDestination(text, moving: position..<(position + 1), in: queue)
-            do throws(QueueError) {
-                try queue.move(id: id, to: destination)
-            } catch {
-                throw mpdAck(error)
-            }
+            try inMPDWords { () throws(QueueError) in try queue.move(id: id, to: destination) }
         }
         return call
     }

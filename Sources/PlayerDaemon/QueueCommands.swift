@@ -74,6 +74,15 @@ extension Commands {
         }
     }
 
+    /// Runs a queue edit, its refusal in MPD's words (`mpdAck`).
+    static func inMPDWords<Result>(_ body: () throws(QueueError) -> Result) throws(Ack) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw mpdAck(error)
+        }
+    }
+
     /// MPD's insert position (`add URI POS`, `addid`, `findadd ... position POS`): `N` up to the queue's
     /// length, `+N` after the current song, `-N` before it (src/command/PositionArg.cxx). The relative
     /// forms need a current song: `No current song` (ACK 55).
@@ -137,10 +146,8 @@ extension Commands {
     private static func shuffle(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let range = try call.optionalArgument(0).map { text throws(Ack) in try Argument.range(text) } ?? .all
         try await change(service, call) { queue, isPlaying throws(Ack) in
-            do throws(QueueError) {
+            try inMPDWords { () throws(QueueError) in
                 try queue.shuffle(positions: range.start..<(range.end ?? Int.max), keepingCurrent: isPlaying)
-            } catch {
-                throw mpdAck(error)
             }
         }
         return call
@@ -151,11 +158,7 @@ extension Commands {
         let first = try Argument.unsigned(call.argument(0))
         let second = try Argument.unsigned(call.argument(1))
         try await change(service, call) { queue, _ throws(Ack) in
-            do throws(QueueError) {
-                try queue.swap(first, second)
-            } catch {
-                throw mpdAck(error)
-            }
+            try inMPDWords { () throws(QueueError) in try queue.swap(first, second) }
         }
         return call
     }
@@ -165,11 +168,7 @@ extension Commands {
         let first = try Argument.unsigned(call.argument(0))
         let second = try Argument.unsigned(call.argument(1))
         try await change(service, call) { queue, _ throws(Ack) in
-            do throws(QueueError) {
-                try queue.swap(id: first, id: second)
-            } catch {
-                throw mpdAck(error)
-            }
+            try inMPDWords { () throws(QueueError) in try queue.swap(id: first, id: second) }
         }
         return call
     }
@@ -182,10 +181,8 @@ extension Commands {
         try await change(service, call) { queue, _ throws(Ack) in
             for text in texts {
                 let range = try Argument.range(text)
-                do throws(QueueError) {
+                try inMPDWords { () throws(QueueError) in
                     try queue.setPriority(priority, positions: range.start..<(range.end ?? Int.max))
-                } catch {
-                    throw mpdAck(error)
                 }
             }
         }
@@ -199,11 +196,7 @@ extension Commands {
         try await change(service, call) { queue, _ throws(Ack) in
             for text in texts {
                 let id = try Argument.unsigned(text)
-                do throws(QueueError) {
-                    try queue.setPriority(priority, id: id)
-                } catch {
-                    throw mpdAck(error)
-                }
+                try inMPDWords { () throws(QueueError) in try queue.setPriority(priority, id: id) }
             }
         }
         return call
