@@ -56,6 +56,23 @@ let package = Package(
             pkgConfig: "soxr",
             providers: [.apt(["libsoxr-dev"])]
         ),
+        // The reference decoder of each format beside MP3: libFLAC, libvorbisfile (libogg under it),
+        // libopusfile (libopus and libogg under it).
+        .systemLibrary(
+            name: "CFLAC",
+            pkgConfig: "flac",
+            providers: [.apt(["libflac-dev"])]
+        ),
+        .systemLibrary(
+            name: "CVorbisFile",
+            pkgConfig: "vorbisfile",
+            providers: [.apt(["libvorbis-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpusFile",
+            pkgConfig: "opusfile",
+            providers: [.apt(["libopusfile-dev"])]
+        ),
         // libchromaprint's header (libchromaprint-dev): `getfingerprint`'s audio fingerprints, as MPD
         // computes them. Not linked: the library is loaded on first use (see shim.h).
         .systemLibrary(name: "CChromaprint"),
@@ -67,7 +84,7 @@ let package = Package(
         ),
         .target(
             name: "Audio",
-            dependencies: ["CMPG123", "CALSA", "CSoxr", "MusicTags"],
+            dependencies: ["CMPG123", "CFLAC", "CVorbisFile", "COpusFile", "CALSA", "CSoxr", "MusicTags"],
             swiftSettings: strictSettings
         ),
         // statfs(2) for the directory walk; part of glibc, so no package or pkg-config.

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, the system packages playerd needs where they are missing.
-#   scripts/setup.sh build   what building needs: pkg-config, libmpg123-dev, libasound2-dev,
+#   scripts/setup.sh build   what building needs: pkg-config, the decoders' libraries (libmpg123-dev,
+#                            libflac-dev, libvorbis-dev, libopusfile-dev), libasound2-dev,
 #                            libsqlite3-dev (the library's store: GRDB links the system SQLite),
 #                            libsystemd-dev (sd-bus, for MPRIS on D-Bus), libsoxr-dev (the FIFO
 #                            output's resampler) and libchromaprint-dev (getfingerprint)
-#   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123, sox,
+#   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123,
+#                            flac, vorbis-tools and opus-tools (each format's reference decoder), sox,
 #                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2), the curses
 #                            clients ncmpcpp and ncmpc with tmux to drive them, systemd's tools
 #                            (systemd-analyze, systemd-socket-activate, busctl) for the unit checks
@@ -18,10 +20,10 @@
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(pkg-config libmpg123-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev libchromaprint-dev)
+packages=(pkg-config libmpg123-dev libflac-dev libvorbis-dev libopusfile-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev libchromaprint-dev)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient) ;;
+    test) packages+=(mpg123 flac vorbis-tools opus-tools sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 

@@ -227,6 +227,8 @@ public final class ALSAOutput: AudioOutput {
         let sampleFormat =
             switch format.sampleFormat {
             case .signed16: SND_PCM_FORMAT_S16_LE
+            case .signed24: SND_PCM_FORMAT_S24_LE
+            case .signed32: SND_PCM_FORMAT_S32_LE
             case .float32: SND_PCM_FORMAT_FLOAT_LE
             }
         // Ask for the stream's own rate without resampling; only a device that cannot play that

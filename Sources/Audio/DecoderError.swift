@@ -12,6 +12,11 @@ public enum DecoderError: Error, Equatable, Sendable, CustomStringConvertible {
     case notMP3(path: String, reason: String)
     /// The stream is damaged beyond what libmpg123 resyncs over.
     case corrupt(path: String, reason: String)
+    /// A FLAC, Ogg or WAV file whose decoder refused it: `format` names what the file looks like
+    /// ("FLAC", "Ogg Vorbis" ...), `reason` what is wrong (cut short, damaged header ...).
+    case damaged(path: String, format: String, reason: String)
+    /// The file is none of the formats playerd decodes; `reason` says what it looks like.
+    case unsupported(path: String, reason: String)
     /// The operating system failed to open or read the file (an I/O error, too many open files ...).
     case readFailed(path: String, reason: String)
     /// A seek asked for a frame before the start or past the end.
@@ -23,7 +28,8 @@ public enum DecoderError: Error, Equatable, Sendable, CustomStringConvertible {
     public var path: String {
         switch self {
         case .fileNotFound(let path), .permissionDenied(let path), .notARegularFile(let path),
-            .emptyFile(let path), .notMP3(let path, _), .corrupt(let path, _), .readFailed(let path, _),
+            .emptyFile(let path), .notMP3(let path, _), .corrupt(let path, _), .damaged(let path, _, _),
+            .unsupported(let path, _), .readFailed(let path, _),
             .seekOutOfRange(let path, _, _), .library(let path, _, _):
             path
         }
@@ -38,6 +44,8 @@ public enum DecoderError: Error, Equatable, Sendable, CustomStringConvertible {
         case .emptyFile: "empty file"
         case .notMP3(_, let reason): "not an MP3 stream (\(reason))"
         case .corrupt(_, let reason): "damaged MP3 stream (\(reason))"
+        case .damaged(_, let format, let reason): "damaged \(format) stream (\(reason))"
+        case .unsupported(_, let reason): "not a format playerd decodes (\(reason))"
         case .readFailed(_, let reason): "cannot read file (\(reason))"
         case .seekOutOfRange(_, let frame, let length):
             if let length {

@@ -11,7 +11,7 @@ import MusicTags
 /// Gapless decoding is on, so for files with a LAME/Xing header the frames produced are exactly the
 /// encoder's input: delay and padding are cut. Output is bit-identical to `mpg123 -s` (signed 16-bit)
 /// or `mpg123 -e f32 -s` (float). A decoder belongs to one thread at a time: it is not `Sendable`.
-public final class MP3Decoder {
+public final class MP3Decoder: AudioDecoder {
     /// The path the decoder was opened with, as given.
     public let path: String
     /// The PCM format `read(into:)` produces.
@@ -65,11 +65,10 @@ public final class MP3Decoder {
             }
         }
         let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue)
+        // MP3 has no bit depth: integers are 16-bit (as `mpg123 -s` prints them), whatever width is asked.
+        let produced: SampleFormat = sampleFormat == .float32 ? .float32 : .signed16
         let encoding: Int32 =
-            switch sampleFormat {
-            case .signed16: Int32(MPG123_ENC_SIGNED_16.rawValue)
-            case .float32: Int32(MPG123_ENC_FLOAT_32.rawValue)
-            }
+            produced == .float32 ? Int32(MPG123_ENC_FLOAT_32.rawValue) : Int32(MPG123_ENC_SIGNED_16.rawValue)
         try Self.check(path, "mpg123_param2", mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), flags, 0), handle)
         // After a seek, layer III needs the frames before the target to refill its bit reservoir (up to
         // 511 bytes back: several small VBR frames) and the filter banks' memory. With too few, the
@@ -95,7 +94,7 @@ public final class MP3Decoder {
         try Self.check(path, "mpg123_format", mpg123_format(handle, rate, channels, encoding), handle)
 
         self.appliedGainDB = replayGain.apply(to: handle)
-        self.format = AudioFormat(sampleRate: rate, channels: Int(channels), sampleFormat: sampleFormat)
+        self.format = AudioFormat(sampleRate: rate, channels: Int(channels), sampleFormat: produced)
         self.lengthFrames = StreamLength.frames(handle, descriptor: descriptor)
         self.tags = ID3Tags.read(handle, descriptor: descriptor)
         self.mixRamp = MixRamp.read(handle)
@@ -322,4 +321,21 @@ public struct FrameIndex: Sendable {
     public let path: String
     let offsets: [off_t]
     let step: off_t
+}
+
+extension MP3Decoder {
+    /// The tags, format and length of an MP3 file, read from its headers (see `SongReader`).
+    public static func facts(path: String) throws(DecoderError) -> SongFacts {
+        try SongReader().read(path: path)
+    }
+
+    /// The embedded APIC picture of an MP3 file (see `SongReader.picture(path:)`).
+    public static func picture(path: String) throws(DecoderError) -> EmbeddedPicture? {
+        try SongReader().picture(path: path)
+    }
+
+    /// An MP3 file's APEv2 items and ID3v2 `TXXX` frames (see `SongReader.comments(path:)`).
+    public static func comments(path: String) throws(DecoderError) -> [(name: String, value: String)] {
+        try SongReader().comments(path: path)
+    }
 }

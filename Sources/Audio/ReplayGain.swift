@@ -103,3 +103,72 @@ public struct ReplayGain: Sendable, Equatable {
         return rvaDB
     }
 }
+
+/// The ReplayGain values a file stores (Vorbis comments, Opus's R128 gains ...), in dB relative to
+/// ReplayGain's reference, with peaks as linear factors; nil where a value is not stored.
+public struct StoredReplayGain: Sendable, Hashable {
+    public var trackGainDB: Double?
+    public var trackPeak: Double?
+    public var albumGainDB: Double?
+    public var albumPeak: Double?
+
+    public init(
+        trackGainDB: Double? = nil, trackPeak: Double? = nil, albumGainDB: Double? = nil, albumPeak: Double? = nil
+    ) {
+        self.trackGainDB = trackGainDB
+        self.trackPeak = trackPeak
+        self.albumGainDB = albumGainDB
+        self.albumPeak = albumPeak
+    }
+}
+
+extension ReplayGain {
+    /// The linear factor to scale a song's samples by, and the gain it stands for in dB, for decoders
+    /// whose library does not apply ReplayGain itself: MPD's `ReplayGainTuple::CalculateScale`. The
+    /// album's gain falls back to the track's (and the track's to the album's) when only one is
+    /// stored; the factor is at most 15; with `limitsToPeak`, `factor × peak` stays at or below 1.
+    /// A song without a stored gain gets `missingPreampDB`. `.off` gives exactly 1.
+    public func scale(for stored: StoredReplayGain?) -> (factor: Double, decibels: Double) {
+        guard self.source != .off else { return (1, 0) }
+        let album = (stored?.albumGainDB).map { ($0, stored?.albumPeak) }
+        let track = (stored?.trackGainDB).map { ($0, stored?.trackPeak) }
+        guard let (gain, peak) = self.source == .album ? (album ?? track) : (track ?? album) else {
+            return (Self.factor(self.missingPreampDB), self.missingPreampDB)
+        }
+        var factor = min(15, Self.factor(gain + self.preampDB))
+        if self.limitsToPeak, let peak, peak > 0, factor * peak > 1 {
+            factor = 1 / peak
+        }
+        return (factor, 20 * log10(factor))
+    }
+}
+
+/// Scales PCM by a linear factor, clamping to the sample format's range: software ReplayGain for the
+/// decoders whose library does not apply it.
+public enum PCMGain {
+    /// Scales the interleaved samples in `buffer`, which holds `format` PCM, by `factor`; a factor of
+    /// exactly 1 leaves them bit for bit.
+    public static func apply(_ factor: Double, to buffer: UnsafeMutableRawBufferPointer, format: SampleFormat) {
+        guard factor != 1, let base = buffer.baseAddress else { return }
+        switch format {
+        case .signed16:
+            let samples = base.assumingMemoryBound(to: Int16.self)
+            let scale = Float(factor)
+            for index in 0..<buffer.count / 2 {
+                samples[index] = Int16(max(-32768, min(32767, (Float(samples[index]) * scale).rounded())))
+            }
+        case .signed24, .signed32:
+            let samples = base.assumingMemoryBound(to: Int32.self)
+            let limit: Double = format == .signed24 ? 8_388_607 : 2_147_483_647
+            for index in 0..<buffer.count / 4 {
+                samples[index] = Int32(max(-limit - 1, min(limit, (Double(samples[index]) * factor).rounded())))
+            }
+        case .float32:
+            let samples = base.assumingMemoryBound(to: Float.self)
+            let scale = Float(factor)
+            for index in 0..<buffer.count / 4 {
+                samples[index] *= scale
+            }
+        }
+    }
+}

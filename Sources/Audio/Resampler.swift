@@ -173,6 +173,12 @@ public final class Resampler {
                 let value = Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 2, as: Int16.self))
                 out[index] = Float(value) / 32768
             }
+        case .signed24, .signed32:
+            let scale: Float = format == .signed24 ? 8_388_608 : 2_147_483_648
+            for index in 0..<samples {
+                let value = Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: Int32.self))
+                out[index] = Float(value) / scale
+            }
         case .float32:
             for index in 0..<samples {
                 out[index] = bytes.loadUnaligned(fromByteOffset: index * 4, as: Float.self)

@@ -17,12 +17,16 @@ public struct SongFacts: Sendable, Hashable {
     /// header's frame count (exact after gapless trimming for LAME files), else from the audio's bytes
     /// between the tags, or a scan of the frames; nil when libmpg123 cannot tell.
     public var duration: Double?
+    /// The sample format MPD shows in the song's `Format:` (`44100:24:2`): MP3 and Opus 16 bits,
+    /// FLAC its own depth, Vorbis floats.
+    public var sampleFormat: SampleFormat
 
-    public init(tags: Tags, sampleRate: Int, channels: Int, duration: Double?) {
+    public init(tags: Tags, sampleRate: Int, channels: Int, duration: Double?, sampleFormat: SampleFormat = .signed16) {
         self.tags = tags
         self.sampleRate = sampleRate
         self.channels = channels
         self.duration = duration
+        self.sampleFormat = sampleFormat
     }
 }
 

@@ -16,6 +16,8 @@ public final class WAVOutput: AudioOutput {
     /// The format of the data already in the file, if the file has been created.
     private var fileFormat: AudioFormat?
     private var dataBytes = 0
+    /// 24-bit samples packed into three bytes each, reused from write to write.
+    private var packed: [UInt8] = []
 
     /// Creates an output that writes to `path` (created, or truncated, on the first `open`).
     public init(path: String) {
@@ -55,9 +57,28 @@ public final class WAVOutput: AudioOutput {
     }
 
     public func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
-        guard self.format != nil else { throw .notOpen(output: self.name) }
-        try self.writeAll(frames)
-        self.dataBytes += frames.count
+        guard let format = self.format else { throw .notOpen(output: self.name) }
+        guard format.sampleFormat == .signed24 else {
+            try self.writeAll(frames)
+            self.dataBytes += frames.count
+            return
+        }
+        // A WAV file holds 24-bit samples in three bytes (as `flac -d` writes them): each 32-bit word
+        // loses its sign-extension byte.
+        let samples = frames.count / 4
+        if self.packed.count < samples * 3 {
+            self.packed = [UInt8](repeating: 0, count: samples * 3)
+        }
+        let packedBytes = samples * 3
+        self.packed.withUnsafeMutableBytes { out in
+            for index in 0..<samples {
+                out[index * 3] = frames[index * 4]
+                out[index * 3 + 1] = frames[index * 4 + 1]
+                out[index * 3 + 2] = frames[index * 4 + 2]
+            }
+        }
+        try self.writeAll(Array(self.packed[0..<packedBytes]))
+        self.dataBytes += packedBytes
     }
 
     public func pause() throws(OutputError) {
@@ -140,14 +161,17 @@ public final class WAVOutput: AudioOutput {
         u16(isFloat ? 3 : 1)
         u16(format.channels)
         u32(format.sampleRate)
-        u32(format.sampleRate * format.bytesPerFrame)
-        u16(format.bytesPerFrame)
-        u16(format.sampleFormat.bytesPerSample * 8)
+        // In the file a 24-bit sample takes three bytes, not the four it takes in memory.
+        let bytesPerFrame =
+            format.channels * (format.sampleFormat == .signed24 ? 3 : format.sampleFormat.bytesPerSample)
+        u32(format.sampleRate * bytesPerFrame)
+        u16(bytesPerFrame)
+        u16(format.sampleFormat.bits)
         if isFloat {
             u16(0)
             text("fact")
             u32(4)
-            u32(dataBytes / format.bytesPerFrame)
+            u32(dataBytes / bytesPerFrame)
         }
         text("data")
         u32(dataBytes)

@@ -263,7 +263,7 @@ struct LibraryUpdate {
         return report
     }
 
-    private static func isSong(_ name: String) -> Bool { LibraryWalk.hasSuffix(name, ".mp3") }
+    private static func isSong(_ name: String) -> Bool { AudioFileKind.hasSongSuffix(name) }
 
     /// Splits a URI into its directory's URI and its name.
     static func split(_ uri: String) -> (directory: String, name: String) {

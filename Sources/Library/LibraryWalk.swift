@@ -141,7 +141,7 @@ struct LibraryWalk {
             let name = PathEscaping.name(of: entry)
             if name == "." || name == ".." || name.hasPrefix(".") { continue }
             let type = Int32(entry.pointee.d_type)
-            let isSong = Self.hasSuffix(name, ".mp3")
+            let isSong = AudioFileKind.hasSongSuffix(name)
             let isPlaylist = Self.hasSuffix(name, ".m3u") || Self.hasSuffix(name, ".m3u8")
             // A regular file that is neither costs no stat: readdir said what it is.
             if type == DT_REG && !isSong && !isPlaylist { continue }

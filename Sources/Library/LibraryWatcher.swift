@@ -213,7 +213,7 @@ final class LibraryWatcher: Sendable {
                 if name.hasPrefix(".") { continue }
                 let isDirectory = event.mask & UInt32(IN_ISDIR) != 0
                 let relevant =
-                    isDirectory || name.isEmpty || LibraryWalk.hasSuffix(name, ".mp3")
+                    isDirectory || name.isEmpty || AudioFileKind.hasSongSuffix(name)
                     || LibraryWalk.hasSuffix(name, ".m3u") || LibraryWalk.hasSuffix(name, ".m3u8")
                 if relevant {
                     touched.append(uri)

@@ -132,6 +132,20 @@ public enum CrossfadeMix {
                     into[index] = Int16(clamping: mixed)
                 }
             }
+        case .signed24, .signed32:
+            let from = incoming.bindMemory(to: Int32.self)
+            let into = outgoing.bindMemory(to: Int32.self)
+            let limit = format.sampleFormat == .signed24 ? 8_388_607 : Int(Int32.max)
+            for frame in 0..<frames {
+                let weight = adding ? 0 : Self.incomingWeight(step: step + frame, of: length)
+                for channel in 0..<channels {
+                    let index = frame * channels + channel
+                    let a = Int(from[index])
+                    let b = Int(into[index])
+                    let mixed = adding ? a + b : (a * weight + b * (65536 - weight) + 32768) >> 16
+                    into[index] = Int32(max(-limit - 1, min(limit, mixed)))
+                }
+            }
         case .float32:
             let from = incoming.bindMemory(to: Float.self)
             let into = outgoing.bindMemory(to: Float.self)

@@ -94,7 +94,7 @@ struct DirectoryWalk {
             try self.countEntry(path)
             let child = path == "/" ? "/" + entry.name : path + "/" + entry.name
             if entry.type == .regular {
-                // Known from the directory itself to be a file with an MP3's name: no `stat` needed.
+                // Known from the directory itself to be a file with a song's name: no `stat` needed.
                 try self.adding(child) { walk throws(QueueLoaderError) in try walk.addSong(child) }
                 continue
             }
@@ -105,7 +105,7 @@ struct DirectoryWalk {
                 self.skip(QueueLoader.Skipped(path: child, reason: error))
                 continue
             }
-            guard childInfo.kind == .directory || Self.hasMP3Suffix(entry.name) else { continue }
+            guard childInfo.kind == .directory || Self.hasSongSuffix(entry.name) else { continue }
             try self.adding(child) { walk throws(QueueLoaderError) in
                 try walk.add(child, childInfo, inDirectoryWalk: true)
             }
@@ -197,17 +197,13 @@ struct DirectoryWalk {
         return lowercased.hasSuffix(".m3u") || lowercased.hasSuffix(".m3u8")
     }
 
-    /// Whether a name ends in `.mp3`, in any case, compared as bytes: the walk asks it of every file.
-    static func hasMP3Suffix(_ name: String) -> Bool {
-        let suffix = name.utf8.suffix(4)
-        guard suffix.count == 4 else { return false }
-        return zip(suffix, ".mp3".utf8).allSatisfy { byte, wanted in byte | 0x20 == wanted }
-    }
+    /// Whether a name ends in a song's suffix (`AudioFileKind.songSuffixes`).
+    static func hasSongSuffix(_ name: String) -> Bool { AudioFileKind.hasSongSuffix(name) }
 
     /// A directory entry worth a closer look, with what the directory says it is.
     struct Entry {
         enum EntryType {
-            /// A regular file with an MP3's name.
+            /// A regular file with a song's name.
             case regular
             /// A directory, a symlink, or a file system that does not say: `stat` tells.
             case unknown
@@ -217,7 +213,7 @@ struct DirectoryWalk {
         let type: EntryType
     }
 
-    /// The entries of a directory that may lead to songs (directories, symlinks, MP3-named files),
+    /// The entries of a directory that may lead to songs (directories, symlinks, song-named files),
     /// sorted by the bytes of their names; names starting with `.` left out.
     private static func listDirectory(_ path: String) throws(QueueLoaderError) -> [Entry] {
         guard let directory = opendir(PathEscaping.systemPath(path)) else {
@@ -239,15 +235,15 @@ struct DirectoryWalk {
             }
             switch type {
             case Int(DT_REG):
-                // Most of a tree is files that are not MP3s: they cost neither a `stat` nor a sort.
-                if Self.hasMP3Suffix(name) {
+                // Most of a tree is files that are not songs: they cost neither a `stat` nor a sort.
+                if Self.hasSongSuffix(name) {
                     entries.append(Entry(name: name, type: .regular))
                 }
             case Int(DT_DIR), Int(DT_LNK), Int(DT_UNKNOWN):
                 entries.append(Entry(name: name, type: .unknown))
             default:
-                // A device, FIFO or socket: one with an MP3's name is looked at, to be reported as skipped.
-                if Self.hasMP3Suffix(name) {
+                // A device, FIFO or socket: one with a song's name is looked at, to be reported as skipped.
+                if Self.hasSongSuffix(name) {
                     entries.append(Entry(name: name, type: .unknown))
                 }
             }

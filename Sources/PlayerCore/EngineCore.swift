@@ -482,8 +482,8 @@ final class EngineCore {
     /// (if the song is still the one playing), so that a seek far ahead jumps instead of reading every
     /// frame header on the way, on the audio thread, while the listener waits.
     private func scanIndexInBackground(of song: SongDecoder) {
-        let decoder = song.decoder
-        guard let mailbox = self.mailbox, let length = decoder.lengthFrames,
+        // Only MP3 needs it: the other formats' libraries seek by their own tables or by bisection.
+        guard let decoder = song.decoder as? MP3Decoder, let mailbox = self.mailbox, let length = decoder.lengthFrames,
             length > decoder.format.sampleRate * Self.indexScanMinimumSeconds
         else { return }
         let serial = self.decoderSerial
@@ -494,7 +494,7 @@ final class EngineCore {
             mailbox.post(
                 Job(
                     run: { core in
-                        if core.decoderSerial == serial { core.decoder?.decoder.install(index) }
+                        if core.decoderSerial == serial { (core.decoder?.decoder as? MP3Decoder)?.install(index) }
                     }, cancel: {}))
         }
     }

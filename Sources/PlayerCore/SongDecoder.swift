@@ -1,6 +1,6 @@
 import Audio
 
-/// A queue entry's decoder: the file's `MP3Decoder` seen through the entry's range (MPD's `rangeid`).
+/// A queue entry's decoder: the file's decoder (whichever its format calls for) seen through the entry's range (MPD's `rangeid`).
 /// Frames count from the range's start; reading stops at its end, sample-exactly, so that the song
 /// ends there and the next one follows gaplessly. Without a range it is the decoder as it is. Owned by
 /// the audio thread.
@@ -8,7 +8,7 @@ final class SongDecoder {
     /// The entry it plays.
     let entry: QueueEntry
     /// The file's decoder.
-    let decoder: MP3Decoder
+    let decoder: any AudioDecoder
     /// The file's frame where the song starts.
     let startFrame: Int
     /// The file's frame the song ends before; nil: the file's end.
@@ -16,7 +16,7 @@ final class SongDecoder {
 
     /// Opens the entry's file and moves to the range's start.
     init(entry: QueueEntry, sampleFormat: SampleFormat, replayGain: ReplayGain) throws(DecoderError) {
-        let decoder = try MP3Decoder(path: entry.path, sampleFormat: sampleFormat, replayGain: replayGain)
+        let decoder = try AudioDecoders.open(path: entry.path, sampleFormat: sampleFormat, replayGain: replayGain)
         self.entry = entry
         self.decoder = decoder
         let rate = decoder.format.sampleRate

@@ -42,6 +42,13 @@ public struct SoftwareVolume: Sendable, Hashable {
             for index in 0..<buffer.count / 2 {
                 samples[index] = Int16(truncatingIfNeeded: (Int32(samples[index]) &* factor &+ 0x8000) >> 16)
             }
+        case .signed24, .signed32:
+            let samples = base.assumingMemoryBound(to: Int32.self)
+            // Q30 fixed point in 64 bits: a 32-bit sample times a factor up to 2^30 fits.
+            let factor = Int64(gain * 1_073_741_824)
+            for index in 0..<buffer.count / 4 {
+                samples[index] = Int32(truncatingIfNeeded: (Int64(samples[index]) &* factor &+ (1 << 29)) >> 30)
+            }
         case .float32:
             let samples = base.assumingMemoryBound(to: Float.self)
             let factor = Float(gain)

@@ -178,7 +178,7 @@ enum Commands {
             for (index, path) in paths.enumerated() {
                 guard !cancellation.isCancelled else { throw Ack(.system, "cancelled", command: call.name) }
                 do throws(DecoderError) {
-                    _ = try MP3Decoder(path: path)
+                    _ = try AudioDecoders.open(path: path)
                     return (paths, index)
                 } catch {
                     failures.append(error.description)

@@ -344,9 +344,9 @@ public final class PlayerService: Sendable {
         }
         var info = stat()
         if stat(PathEscaping.systemPath(path), &info) == 0, info.st_mode & S_IFMT == S_IFREG, !Self.isPlayable(path) {
-            // Decoders are chosen by suffix, as MPD chooses them: what is not MP3 (or a playlist) is refused
+            // Files are taken by suffix, as MPD takes them: what is not a song (or a playlist) is refused
             // now, rather than skipped when its turn comes.
-            throw Ack(.noExist, "\(uri): not an MP3 file or playlist", command: command)
+            throw Ack(.noExist, "\(uri): not a song (MP3, FLAC, Ogg Vorbis, Opus) or playlist", command: command)
         }
         let result: QueueLoader.Result
         do {
@@ -375,10 +375,11 @@ public final class PlayerService: Sendable {
         throw Ack(.argument, "Unsupported URI scheme", command: command)
     }
 
-    /// Whether a file's suffix is one playerd plays (MP3) or expands (M3U playlists).
+    /// Whether a file's suffix is one playerd plays (`AudioFileKind.songSuffixes`) or expands (M3U
+    /// playlists).
     static func isPlayable(_ path: String) -> Bool {
         let lowered = path.lowercased()
-        return lowered.hasSuffix(".mp3") || lowered.hasSuffix(".m3u") || lowered.hasSuffix(".m3u8")
+        return AudioFileKind.hasSongSuffix(path) || lowered.hasSuffix(".m3u") || lowered.hasSuffix(".m3u8")
     }
 
     /// MPD's rule for absolute paths: only from local clients, and then for root, the file's owner, the

@@ -255,7 +255,7 @@ struct NullOutputTests {
 
 @Suite("WAV output")
 struct WAVOutputTests {
-    @Test("writes exactly the frames it receives under a valid header", arguments: SampleFormat.allCases)
+    @Test("writes exactly the frames it receives under a valid header", arguments: [SampleFormat.signed16, .float32])
     func writesExactly(_ sampleFormat: SampleFormat) throws {
         let scratch = try ScratchDirectory()
         let path = scratch.path("out.wav")
@@ -341,7 +341,7 @@ struct ALSAOutputTests {
         """
     }
 
-    @Test("the bytes that reach ALSA are the decoded bytes", arguments: SampleFormat.allCases)
+    @Test("the bytes that reach ALSA are the decoded bytes", arguments: [SampleFormat.signed16, .float32])
     func filePluginCapturesExactBytes(_ sampleFormat: SampleFormat) throws {
         let scratch = try ScratchDirectory()
         let capture = scratch.path("capture.raw")
