@@ -207,14 +207,15 @@ public final class FLACDecoder: AudioDecoder {
 
 extension FLACDecoder {
     /// The tags, format and length of a FLAC file, from its STREAMINFO and VORBIS_COMMENT blocks,
-    /// without decoding audio. `duration` is nil when STREAMINFO records no total.
+    /// without decoding audio. `duration` is 0 when STREAMINFO records no total, as MPD shows it
+    /// (`duration: 0.000`).
     public static func facts(path: String) throws(DecoderError) -> SongFacts {
         let stream = try FLACStream.open(path: path, wantsPictures: false)
         defer { stream.close() }
         let info = stream.info
         return SongFacts(
             tags: VorbisComments.tags(stream.comments), sampleRate: info.sampleRate, channels: info.channels,
-            duration: info.totalSamples.map { Double($0) / Double(info.sampleRate) },
+            duration: info.totalSamples.map { Double($0) / Double(info.sampleRate) } ?? 0,
             sampleFormat: .integer(holding: info.bitsPerSample))
     }
 

@@ -236,7 +236,9 @@ struct FLACDecoderTests {
         expectSamePCM(FLACMaterial.packed(pcm, .signed24), try FLACMaterial.reference(path))
     }
 
-    @Test("a file whose STREAMINFO records no length: nil, played to its end; seeks still work")
+    @Test(
+        "a file whose STREAMINFO records no length: nil (duration 0 as MPD shows it), played to its end; seeks still work"
+    )
     func unknownLength() throws {
         let scratch = try ScratchDirectory()
         let source = scratch.path("song.raw")
@@ -258,7 +260,8 @@ struct FLACDecoderTests {
         try #require(encoded.status == 0)
         let decoder = try FLACDecoder(path: path)
         #expect(decoder.lengthFrames == nil)
-        #expect(try FLACDecoder.facts(path: path).duration == nil)
+        // MPD shows such a file as `duration: 0.000`.
+        #expect(try FLACDecoder.facts(path: path).duration == 0)
         let pcm = try FLACMaterial.decodeAll(decoder)
         expectSamePCM(pcm, try FLACMaterial.bytes(source))
         try decoder.seek(toFrame: 30000)
@@ -298,6 +301,81 @@ struct FLACDecoderTests {
             ])
         #expect(comments[5].value == "yes")
         #expect(try AudioDecoders.comments(path: path).count == 10)
+    }
+
+    @Test(
+        "ReplayGain: the chosen gain scales the samples and is reported; limited by the peak; off is bit-exact",
+        arguments: [16, 24])
+    func replayGain(_ bits: Int) throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("song.flac")
+        try FLACMaterial.make(
+            .init(sampleRate: 44100, channels: 2, bits: bits, seconds: 0.5), at: path,
+            flacArguments: [
+                "--tag=REPLAYGAIN_TRACK_GAIN=-6.00 dB", "--tag=REPLAYGAIN_TRACK_PEAK=0.5",
+                "--tag=replaygain_album_gain=+10 dB", "--tag=REPLAYGAIN_ALBUM_PEAK=0.8",
+            ])
+        let plain = try FLACMaterial.decodeAll(FLACDecoder(path: path))
+        let off = try FLACDecoder(path: path, replayGain: .off)
+        #expect(off.appliedGainDB == 0)
+        #expect(try FLACMaterial.decodeAll(off) == plain)
+        // Track: -6 dB. Album: +10 dB, limited by the peak 0.8 to 1/0.8.
+        for (source, factor) in [(ReplayGain.Source.track, pow(10, -6.0 / 20)), (.album, 1 / 0.8)] {
+            let decoder = try FLACDecoder(path: path, replayGain: ReplayGain(source: source))
+            #expect(abs(decoder.appliedGainDB - 20 * log10(factor)) < 1e-9)
+            let scaled = try FLACMaterial.decodeAll(decoder, chunkFrames: 511)
+            #expect(scaled.count == plain.count)
+            if bits == 16 {
+                let before = plain.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                let after = scaled.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                let expected = before.map { Int16(max(-32768, min(32767, (Float($0) * Float(factor)).rounded()))) }
+                #expect(after == expected, "\(source)")
+            } else {
+                let before = plain.withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }
+                let after = scaled.withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }
+                let expected = before.map { Int32(max(-8_388_608, min(8_388_607, (Double($0) * factor).rounded()))) }
+                #expect(after == expected, "\(source)")
+            }
+        }
+        // No stored gain: the missing preamp.
+        let bare = scratch.path("bare.flac")
+        try FLACMaterial.make(.init(sampleRate: 44100, channels: 1, bits: bits, seconds: 0.2), at: bare)
+        let missing = try FLACDecoder(path: bare, replayGain: ReplayGain(source: .track, missingPreampDB: -3))
+        #expect(missing.appliedGainDB == -3)
+    }
+
+    @Test("pictures: the first PICTURE block, as MPD's readpicture takes it; else a METADATA_BLOCK_PICTURE comment")
+    func pictures() throws {
+        let scratch = try ScratchDirectory()
+        let back = scratch.path("back.png")
+        let front = scratch.path("front.jpg")
+        let png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] + Array("BACK".utf8)
+        let jpeg: [UInt8] = [0xff, 0xd8, 0xff, 0xe0] + Array("FRONT COVER".utf8)
+        try FLACMaterial.write(png, to: back)
+        try FLACMaterial.write(jpeg, to: front)
+        let shape = FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 0.2)
+        // MPD 0.23.12 answers readpicture with the first picture in the file, whatever its type.
+        let two = scratch.path("two.flac")
+        try FLACMaterial.make(
+            shape, at: two,
+            flacArguments: ["--picture=4|image/png||1x1x24|\(back)", "--picture=3|image/jpeg||1x1x24|\(front)"])
+        #expect(try FLACDecoder.picture(path: two) == EmbeddedPicture(mimeType: "image/png", data: png))
+        #expect(try AudioDecoders.picture(path: two) == EmbeddedPicture(mimeType: "image/png", data: png))
+        let none = scratch.path("none.flac")
+        try FLACMaterial.make(shape, at: none)
+        #expect(try FLACDecoder.picture(path: none) == nil)
+        // A picture block in base64 in a comment, as Ogg files carry covers.
+        var block: [UInt8] = [0, 0, 0, 3]
+        func field(_ bytes: [UInt8]) { block += withUnsafeBytes(of: UInt32(bytes.count).bigEndian, Array.init) + bytes }
+        field(Array("image/jpeg".utf8))
+        field([])
+        block += [UInt8](repeating: 0, count: 16)
+        field(jpeg)
+        let commented = scratch.path("commented.flac")
+        try FLACMaterial.make(
+            shape, at: commented,
+            flacArguments: ["--tag=METADATA_BLOCK_PICTURE=\(Data(block).base64EncodedString())"])
+        #expect(try FLACDecoder.picture(path: commented) == EmbeddedPicture(mimeType: "image/jpeg", data: jpeg))
     }
 
     @Test("facts of a 24-bit file say 24 bits, its rate and its exact duration")
