@@ -54,6 +54,12 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
+        // FLAC (the flac decoder's engineer).
+        .executableTarget(
+            name: "FuzzFLAC",
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "FuzzSession",
             dependencies: [
