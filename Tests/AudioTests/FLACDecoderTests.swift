@@ -101,6 +101,7 @@ struct FLACDecoderTests {
         .init(sampleRate: 192_000, channels: 2, bits: 24, seconds: 1),
         .init(sampleRate: 48000, channels: 1, bits: 16, seconds: 2),
         .init(sampleRate: 48000, channels: 6, bits: 16, seconds: 1),
+        .init(sampleRate: 48000, channels: 2, bits: 32, seconds: 1),
         .init(sampleRate: 44100, channels: 2, bits: 16, seconds: 1.5, ogg: true),
         .init(sampleRate: 96000, channels: 2, bits: 24, seconds: 1, ogg: true),
     ]
@@ -113,7 +114,7 @@ struct FLACDecoderTests {
         let path = scratch.path("song.flac")
         try FLACMaterial.make(shape, at: path)
         let decoder = try FLACDecoder(path: path)
-        let expected: SampleFormat = shape.bits == 16 ? .signed16 : .signed24
+        let expected = SampleFormat.integer(holding: shape.bits)
         #expect(
             decoder.format
                 == AudioFormat(sampleRate: shape.sampleRate, channels: shape.channels, sampleFormat: expected))
@@ -154,6 +155,28 @@ struct FLACDecoderTests {
         let widened = reference.flatMap { [UInt8(0), $0] }
         expectSamePCM(pcm, widened)
         #expect(try FLACDecoder.facts(path: path).sampleFormat == .signed16)
+    }
+
+    @Test(
+        "12- and 20-bit samples are widened to 16 and 24 bits (<< 4): the data chunk flac -d writes",
+        arguments: [("flac-12bit.flac", SampleFormat.signed16), ("flac-20bit.flac", .signed24)])
+    func oddDepths(_ name: String, _ expected: SampleFormat) throws {
+        let decoder = try FLACDecoder(path: fixture(name))
+        #expect(decoder.format == AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: expected))
+        #expect(decoder.lengthFrames == 4410)
+        let pcm = try FLACMaterial.decodeAll(decoder, chunkFrames: 1001)
+        let wav = try run("/usr/bin/flac", ["-s", "-d", "-c", fixture(name)])
+        try #require(wav.status == 0)
+        let data = try #require(wav.stdout.range(of: Data("data".utf8)))
+        let chunk = [UInt8](wav.stdout[(data.upperBound + 4)...])
+        #expect(chunk.count == 4410 * 2 * (expected == .signed16 ? 2 : 3))
+        expectSamePCM(FLACMaterial.packed(pcm, expected), chunk)
+        // Really widened: the low four bits are clear in every sample.
+        let low = FLACMaterial.packed(pcm, expected)
+        let width = expected == .signed16 ? 2 : 3
+        #expect(stride(from: 0, to: low.count, by: width).allSatisfy { low[$0] & 0x0f == 0 })
+        #expect(stride(from: 0, to: low.count, by: width).contains { low[$0] != 0 })
+        #expect(try FLACDecoder.facts(path: fixture(name)).sampleFormat == expected)
     }
 
     @Test("floats are the integers over 2^(bits-1)", arguments: [16, 24])
