@@ -69,15 +69,15 @@ public final class FLACDecoder: AudioDecoder {
         created = true
         // The first block: a file cut short before its audio is refused here rather than played as silence.
         self.decodeNext(drained: 0)
-        if let error = self.deferredError, stream.pendingFrames == 0 {
-            throw error
-        }
         if self.reachedEnd, stream.pendingFrames == 0, let length = self.lengthFrames, length > 0 {
             throw .damaged(
                 path: path, format: stream.kind.displayName,
                 reason:
                     "cut short before its first audio frame (STREAMINFO promises \(FLACStream.seconds(length, info.sampleRate)) s)"
             )
+        }
+        if let error = self.deferredError, stream.pendingFrames == 0 {
+            throw error
         }
     }
 
