@@ -169,10 +169,12 @@ public final class FLACDecoder: AudioDecoder {
         }
         if state == FLAC__STREAM_DECODER_END_OF_STREAM {
             self.reachedEnd = true
-            // Cut short: the last block is not the song's last. (Frames libFLAC skipped in the middle
-            // leave the last block in place: the song plays through, as in MPD.)
-            let decoded = max(self.position + drained + self.stream.pendingFrames, self.stream.lastBlockEnd)
-            if let length = self.lengthFrames, self.stream.lastBlockEnd < length {
+            // Cut short: fewer frames than STREAMINFO promises, and no good block since libFLAC last
+            // reported damage (if any). Frames it skipped in the middle (damage, then good blocks to the
+            // end) leave the song short too: it plays through, as in MPD.
+            let decoded = self.position + drained + self.stream.pendingFrames
+            let skippedInMiddle = self.stream.lastStreamError != nil && !self.stream.damagedSinceLastBlock
+            if let length = self.lengthFrames, decoded < length, !skippedInMiddle {
                 let rate = self.format.sampleRate
                 self.deferredError = self.damaged(
                     "cut short after \(FLACStream.seconds(decoded, rate)) s of \(FLACStream.seconds(length, rate)) s")

@@ -50,6 +50,9 @@ final class FLACStream {
     var refusal: String?
     /// Damage libFLAC reported and got over (the last one).
     var lastStreamError: String?
+    /// Whether libFLAC reported damage after the block last written (at the end: the file was cut
+    /// there); damage followed by good blocks was skipped over.
+    private(set) var damagedSinceLastBlock = false
     /// The output's format; nil while only metadata is read.
     var output: Output?
 
@@ -58,8 +61,6 @@ final class FLACStream {
     private var pendingEnd = 0
     /// Frames in the block last written.
     private(set) var lastBlockFrames = 0
-    /// The sample number after the block last written: short of the length at the end, the file was cut.
-    private(set) var lastBlockEnd = 0
 
     private init(
         descriptor: Int32, fileSize: UInt64, kind: AudioFileKind, path: String,
@@ -276,10 +277,7 @@ final class FLACStream {
         self.pendingStart = 0
         self.pendingEnd = bytes
         self.lastBlockFrames = frames
-        if header.number_type == FLAC__FRAME_NUMBER_TYPE_SAMPLE_NUMBER {
-            let (end, overflow) = Int(clamping: header.number.sample_number).addingReportingOverflow(frames)
-            self.lastBlockEnd = overflow ? Int.max : end
-        }
+        self.damagedSinceLastBlock = false
         let bits = output.bitsPerSample
         self.pending.withUnsafeMutableBytes { raw in
             for channel in 0..<count {
@@ -317,6 +315,7 @@ final class FLACStream {
     }
 
     fileprivate func noteError(_ status: FLAC__StreamDecoderErrorStatus) {
+        self.damagedSinceLastBlock = true
         self.lastStreamError =
             switch status {
             case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: "lost sync: bytes that are not FLAC"

@@ -624,6 +624,41 @@ struct FLACBadInputTests {
         }
     }
 
+    @Test(
+        "STREAMINFO's other claims: huge block and frame sizes play; a channel count or depth the frames contradict is refused"
+    )
+    func streamInfoClaims() throws {
+        let scratch = try ScratchDirectory()
+        let good = try Self.good(scratch)
+        let body = try #require(FLACLayout(good.bytes).first(0)).body
+        var sizes = good.bytes
+        // The largest block size and frame sizes STREAMINFO can state (the smallest block size kept:
+        // equal to the largest, it would say every frame holds 65535 samples, which libFLAC believes).
+        sizes.replaceSubrange(body + 2..<body + 10, with: [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
+        var channels = good.bytes
+        channels[body + 12] |= 0x0e  // channels - 1 = 7: eight channels
+        var depth = good.bytes
+        depth[body + 12] |= 0x01  // bits - 1 = 0b1_0111: 24 bits
+        depth[body + 13] = 0x70 | (depth[body + 13] & 0x0f)
+        let path = scratch.path("claims.flac")
+        try FLACMaterial.write(sizes, to: path)
+        let played = Self.play(path)
+        #expect(played.error == nil)
+        expectSamePCM(played.pcm, good.reference)
+        for (bytes, words) in [
+            (channels, "channel count mid-stream, from 8 to 2"), (depth, "bit depth mid-stream, from 24 to 16"),
+        ] {
+            try FLACMaterial.write(bytes, to: path)
+            #expect(try FLACDecoder.facts(path: path).channels == (words.contains("8") ? 8 : 2))
+            #expect {
+                _ = try FLACDecoder(path: path)
+            } throws: { error in
+                guard case .damaged(_, "FLAC", let reason) = error as? DecoderError else { return false }
+                return reason.contains(words)
+            }
+        }
+    }
+
     @Test("a file that changes its sample rate mid-stream plays its first part, then is refused as damaged")
     func rateChangesMidStream() throws {
         let scratch = try ScratchDirectory()
