@@ -145,6 +145,10 @@ final class FLACStream {
         }
     }
 
+    deinit {
+        self.close()
+    }
+
     /// Ends libFLAC's decoder and closes the file; safe to call twice.
     func close() {
         guard !self.isClosed else { return }
