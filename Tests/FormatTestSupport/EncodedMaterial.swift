@@ -119,3 +119,12 @@ public final class EncodedMaterial: @unchecked Sendable {
 public struct ToolFailure: Error, CustomStringConvertible {
     public let description: String
 }
+
+/// How two PCM byte arrays differ, for a test's message: sizes and the first differing byte; nil when
+/// they are equal.
+public func pcmDifference(_ actual: [UInt8], _ expected: [UInt8]) -> String? {
+    guard actual != expected else { return nil }
+    let common = min(actual.count, expected.count)
+    let first = (0..<common).first { actual[$0] != expected[$0] } ?? common
+    return "PCM differs: \(actual.count) bytes against \(expected.count), first difference at byte \(first)"
+}
