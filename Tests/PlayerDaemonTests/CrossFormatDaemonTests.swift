@@ -13,11 +13,13 @@ struct CrossFormatDaemonTests {
         return [UInt8](bytes[(marker.upperBound + 4)...])
     }
 
-    /// Plays what `setUp` queues to its end, on a daemon whose one output writes `wav`; returns the WAV's data.
-    static func play(into wav: String, in directory: String, _ setUp: (LineClient) throws -> Void) throws -> [UInt8] {
+    /// Plays what `setUp` queues to its end, on a daemon whose one output writes a WAV file beside the
+    /// material; returns the WAV's data.
+    static func play(in material: EncodedMaterial, _ setUp: (LineClient) throws -> Void) throws -> [UInt8] {
+        let wav = material.path("played.wav")
         var options = RunningPlayerd.Options()
         options.output = "wav:\(wav)"
-        options.stateFile = directory + "/state"
+        options.stateFile = material.path("state")
         try withPlayerd(options) { daemon in
             let client = try LineClient.greeted(daemon.socketPath)
             try setUp(client)
@@ -41,7 +43,7 @@ struct CrossFormatDaemonTests {
             try material.mp3("c", from: material.source("c", seconds: 0.9013, rate: 48000, frequency: 550)),
             try material.vorbis("d", from: material.source("d", seconds: 0.7707, rate: 48000, frequency: 660)),
         ]
-        let played = try Self.play(into: material.path("played.wav"), in: material.directory.path) { (client: LineClient) throws in
+        let played = try Self.play(in: material) { (client: LineClient) throws in
             for song in songs {
                 #expect(try client.command("add \"\(song.path)\"").last == "OK")
             }
@@ -55,7 +57,7 @@ struct CrossFormatDaemonTests {
         let material = try EncodedMaterial()
         let source = try material.source("s", seconds: 1.3, rate: 48000, frequency: 880)
         let song = format == "flac" ? try material.flac("s", from: source) : try material.opus("s", from: source)
-        let played = try Self.play(into: material.path("played.wav"), in: material.directory.path) { (client: LineClient) throws in
+        let played = try Self.play(in: material) { (client: LineClient) throws in
             let answer = try client.command("addid \"\(song.path)\"")
             let id = try #require(answer.first { $0.hasPrefix("Id: ") }).dropFirst(4)
             #expect(try client.command("rangeid \(id) 0.25:0.75") == ["OK"])
