@@ -242,4 +242,16 @@ struct FormatPlumbingTests {
         let back = raw.withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }.map { $0 >> 8 }
         #expect(back == samples + samples.prefix(2))
     }
+
+    @Test("the FIFO keeps 24-bit songs whole for a 24-bit snapserver, and rounds them for a 16-bit one")
+    func fifo24() throws {
+        let format = AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .signed24)
+        let samples: [Int32] = [8_388_607, -8_388_608, 1, -1, 0x123456, -0x123457, 0, 128]
+        let wide = try Resampler(input: format, output: FIFOFormat(parsing: "48000:24:2"))
+        #expect(samples.withUnsafeBytes { wide.process($0) } == samples.withUnsafeBytes { Array($0) })
+        let narrow = try Resampler(input: format, output: .standard)
+        let bytes = samples.withUnsafeBytes { narrow.process($0) }
+        let shorts = bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        #expect(shorts == [32767, -32768, 0, 0, 0x1234, -0x1234, 0, 1])
+    }
 }
