@@ -254,4 +254,38 @@ struct FormatPlumbingTests {
         let shorts = bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         #expect(shorts == [32767, -32768, 0, 0, 0x1234, -0x1234, 0, 1])
     }
+
+    @Test(
+        "a card without 24-bit words gets 24-bit songs as 32-bit words, packed in three bytes, or rounded to 16",
+        arguments: [
+            ([DeviceSampleFormat.s24InWord], DeviceSampleFormat.s32),
+            ([.s24InWord, .s32], .s24Packed),
+            ([.s24InWord, .s32, .s24Packed], .s16),
+            ([], .s24InWord),
+        ])
+    func alsaFallback(refused: [DeviceSampleFormat], expected: DeviceSampleFormat) throws {
+        let scratch = try ScratchDirectory()
+        let capture = scratch.path("capture.raw")
+        let configuration = "pcm.tap { type file; slave.pcm { type null }; file \"\(capture)\"; format \"raw\" }"
+        let output = ALSAOutput(device: "tap", configuration: configuration, refusedDeviceFormats: refused)
+        let samples: [Int32] = [8_388_607, -8_388_608, 1, -1, 0x123456, -0x123457, 0, 128]
+        try output.open(format: AudioFormat(sampleRate: 96000, channels: 2, sampleFormat: .signed24))
+        #expect(output.deviceFormat == expected)
+        try samples.withUnsafeBytes { try output.write($0) }
+        try samples.withUnsafeBytes { try output.write($0) }
+        output.close()
+        let captured = [UInt8](try Data(contentsOf: URL(fileURLWithPath: capture)))
+        let once: [UInt8]
+        switch expected {
+        case .s24InWord: once = samples.withUnsafeBytes { Array($0) }
+        case .s32: once = samples.map { $0 << 8 }.withUnsafeBytes { Array($0) }
+        case .s24Packed:
+            once = samples.flatMap { value in (0..<3).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        case .s16:
+            let rounded: [Int16] = [32767, -32768, 0, 0, 0x1234, -0x1234, 0, 1]
+            once = rounded.withUnsafeBytes { Array($0) }
+        case .float: once = []
+        }
+        #expect(captured == once + once)
+    }
 }
