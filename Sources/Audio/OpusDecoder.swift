@@ -276,9 +276,16 @@ public final class OpusDecoder: AudioDecoder {
             channels: Int(op_channel_count(stream.file, 0)), duration: duration, sampleFormat: .signed16)
     }
 
-    /// The front cover among the file's `METADATA_BLOCK_PICTURE` comments, else the first picture.
+    /// The first picture among the file's `METADATA_BLOCK_PICTURE` comments that reads, whatever its
+    /// type: mpd 0.23's `readpicture` gives an Opus file's first picture, not its front cover.
     public static func picture(path: String) throws(DecoderError) -> EmbeddedPicture? {
-        VorbisComments.picture(try OpusStream(path: path).comments())
+        for comment in try OpusStream(path: path).comments()
+        where comment.name.lowercased() == "metadata_block_picture" {
+            if let bytes = Base64.decode(comment.value), let block = FLACPicture(block: bytes) {
+                return block.picture
+            }
+        }
+        return nil
     }
 
     /// The first link's comments, in file order, as MPD's Opus plugin hands them to `readcomments`:
