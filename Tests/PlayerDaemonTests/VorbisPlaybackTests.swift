@@ -37,6 +37,9 @@ struct VorbisPlaybackTests {
             // decodes to floats); playerd plays oggdec's 16-bit integers.
             #expect(playing["duration"] == "3.000")
             #expect(playing["audio"] == "44100:16:2")
+            // mpd shows `bitrate: 0` for Vorbis; playerd what libvorbisfile measures (a tone takes a few dozen).
+            let bitrate = Int(playing["bitrate"] ?? "") ?? 0
+            #expect((1...500).contains(bitrate), "bitrate \(bitrate)")
             try expectEventually("the song to end", within: .seconds(15)) {
                 try client.fields("status")["state"] == "stop"
             }
