@@ -54,6 +54,12 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
+        // The Ogg Vorbis decoder (libvorbisfile).
+        .executableTarget(
+            name: "FuzzVorbis",
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "FuzzSession",
             dependencies: [
