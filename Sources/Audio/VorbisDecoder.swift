@@ -301,7 +301,13 @@ final class VorbisFile {
             if status == OV_EREAD, let reason = source.failure {
                 throw .readFailed(path: path, reason: reason)
             }
-            throw .damaged(path: path, format: AudioFileKind.vorbis.displayName, reason: Self.describe(Int(status)))
+            // Reading the headers, a failed read that the system did not fail is libvorbisfile giving up
+            // on the map of the links: a chain with a link of another codec (Opus after Vorbis) ends so.
+            let reason =
+                status == OV_EREAD
+                ? "its links cannot be mapped: a link that is not Vorbis, or damaged pages"
+                : Self.describe(Int(status))
+            throw .damaged(path: path, format: AudioFileKind.vorbis.displayName, reason: reason)
         }
         self.handle = handle
         self.source = source
