@@ -189,9 +189,12 @@ public final class VorbisDecoder: AudioDecoder {
         if code == Int(OV_EREAD), let reason = self.file.source.failure {
             return .readFailed(path: self.path, reason: reason)
         }
+        // Mid-stream, headers that do not read are a new link's: one of another codec, or damaged.
+        let what =
+            code == Int(OV_ENOTVORBIS) || code == Int(OV_EBADHEADER)
+            ? "a link that is not Vorbis, or whose headers are damaged," : VorbisFile.describe(code)
         return .damaged(
-            path: self.path, format: AudioFileKind.vorbis.displayName,
-            reason: "\(VorbisFile.describe(code)) after \(self.seconds(frame))")
+            path: self.path, format: AudioFileKind.vorbis.displayName, reason: "\(what) after \(self.seconds(frame))")
     }
 
     private func seconds(_ frame: Int) -> String {
@@ -278,6 +281,10 @@ final class VorbisSource {
             let this = Unmanaged<VorbisSource>.fromOpaque(source).takeUnretainedValue()
             return Int(lseek(this.descriptor, 0, SEEK_CUR))
         })
+
+    /// The same reads without seeks: libvorbisfile reads the file as a stream, link after link.
+    static let streamCallbacks = ov_callbacks(
+        read_func: VorbisSource.callbacks.read_func, seek_func: nil, close_func: nil, tell_func: nil)
 }
 
 /// An open libvorbisfile handle on one file, closed (with the file) when released.
@@ -292,8 +299,16 @@ final class VorbisFile {
         let descriptor = try MP3Decoder.openFile(path)
         let source = VorbisSource(descriptor: descriptor)
         let handle = UnsafeMutablePointer<OggVorbis_File>.allocate(capacity: 1)
-        let status = ov_open_callbacks(
+        var status = ov_open_callbacks(
             Unmanaged.passUnretained(source).toOpaque(), handle, nil, 0, VorbisSource.callbacks)
+        if status == OV_EREAD, source.failure == nil, lseek(descriptor, 0, SEEK_SET) == 0 {
+            // A failed read the system did not fail is libvorbisfile giving up on the map of the links
+            // (a chain with a link of another codec, Opus after Vorbis, ends so). Read as a stream instead,
+            // as mpd does: the links play in order up to the one that is not Vorbis; with no map, the
+            // length is unknown and seeks are refused.
+            status = ov_open_callbacks(
+                Unmanaged.passUnretained(source).toOpaque(), handle, nil, 0, VorbisSource.streamCallbacks)
+        }
         guard status == 0 else {
             // libvorbisfile has cleared the handle itself on failure.
             handle.deallocate()
@@ -301,13 +316,7 @@ final class VorbisFile {
             if status == OV_EREAD, let reason = source.failure {
                 throw .readFailed(path: path, reason: reason)
             }
-            // Reading the headers, a failed read that the system did not fail is libvorbisfile giving up
-            // on the map of the links: a chain with a link of another codec (Opus after Vorbis) ends so.
-            let reason =
-                status == OV_EREAD
-                ? "its links cannot be mapped: a link that is not Vorbis, or damaged pages"
-                : Self.describe(Int(status))
-            throw .damaged(path: path, format: AudioFileKind.vorbis.displayName, reason: reason)
+            throw .damaged(path: path, format: AudioFileKind.vorbis.displayName, reason: Self.describe(Int(status)))
         }
         self.handle = handle
         self.source = source
