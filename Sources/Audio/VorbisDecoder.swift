@@ -176,9 +176,10 @@ public final class VorbisDecoder: AudioDecoder {
         return bytes / (self.file.channels(link: link) * 2)
     }
 
-    /// The new link's format, when a chained link differs in rate or channels from the first.
+    /// The new link's format, when a chained link differs in rate or channels from the first. Asked
+    /// after every decode, whatever link libvorbisfile names (read as a stream, it names the current one).
     private func changedFormat(link: Int32) -> String? {
-        guard link != 0, let info = ov_info(self.file.handle, link)?.pointee else { return nil }
+        guard let info = ov_info(self.file.handle, link)?.pointee else { return "an unknown format" }
         guard Int(info.rate) != self.format.sampleRate || Int(info.channels) != self.format.channels else {
             return nil
         }

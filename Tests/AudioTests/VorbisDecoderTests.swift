@@ -627,6 +627,37 @@ struct VorbisBadInputTests {
         #expect(facts.duration == nil && facts.sampleRate == 48000)
     }
 
+    @Test("read as a stream (an Opus link at the end), a Vorbis link changing the format still ends the song")
+    func streamedFormatChange() throws {
+        let scratch = try ScratchDirectory()
+        let first = try VorbisMaterial(sampleRate: 44100, channels: 2, seconds: 1, quality: "2").make(
+            in: scratch, name: "a.ogg", serial: 111)
+        let second = try VorbisMaterial(sampleRate: 22050, channels: 1, seconds: 1, quality: "2").make(
+            in: scratch, name: "b.ogg", serial: 222)
+        let opus = scratch.path("c.opus")
+        let opusenc = try run("/usr/bin/opusenc", ["--quiet", "--serial", "333", first + ".wav", opus])
+        try #require(opusenc.status == 0, "opusenc: \(opusenc.stderr)")
+        let chain = scratch.path("chain.ogg")
+        try [first, second, opus].reduce(Data()) { $0 + (try Data(contentsOf: URL(fileURLWithPath: $1))) }
+            .write(to: URL(fileURLWithPath: chain))
+        let decoder = try VorbisDecoder(path: chain)
+        #expect(decoder.lengthFrames == nil)
+        var pcm: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000 * 4, alignment: 16)
+        defer { buffer.deallocate() }
+        let error = #expect(throws: DecoderError.self) {
+            while true {
+                let frames = try decoder.read(into: buffer)
+                if frames == 0 { break }
+                pcm += buffer[0..<frames * 4]
+            }
+        }
+        #expect(
+            error?.reason.contains("changes to 1 channels at 22050 Hz after 1.0 s") == true,
+            "\(String(describing: error))")
+        expectSamePCM(pcm, try oggdecPCM(first))
+    }
+
     @Test("opening and decoding bad and good Vorbis files many times leaks neither memory nor descriptors")
     func noLeaks() async throws {
         let scratch = try ScratchDirectory()
