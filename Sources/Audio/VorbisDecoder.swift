@@ -228,9 +228,17 @@ public final class VorbisDecoder: AudioDecoder {
             duration: file.lengthFrames.map { Double($0) / Double(info.rate) }, sampleFormat: .float32)
     }
 
-    /// The front cover among the `METADATA_BLOCK_PICTURE` comments, else the first picture.
+    /// The first `METADATA_BLOCK_PICTURE` comment that reads, whatever its type: mpd 0.23's
+    /// `readpicture` gives an Ogg Vorbis file's first picture, not its front cover (checked: a back
+    /// cover before a front cover, mpd gave the back cover).
     public static func picture(path: String) throws(DecoderError) -> EmbeddedPicture? {
-        VorbisComments.picture(try VorbisFile(path: path).comments())
+        for comment in try VorbisFile(path: path).comments() where comment.name.lowercased() == "metadata_block_picture"
+        {
+            if let bytes = Base64.decode(comment.value), let block = FLACPicture(block: bytes) {
+                return block.picture
+            }
+        }
+        return nil
     }
 
     /// The first link's comments, every `NAME=value` pair in file order, as MPD's `readcomments`
