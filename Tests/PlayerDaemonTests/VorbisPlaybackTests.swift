@@ -1,3 +1,4 @@
+import Audio
 import Foundation
 import Testing
 
@@ -48,5 +49,47 @@ struct VorbisPlaybackTests {
         let recorded = try Data(contentsOf: URL(fileURLWithPath: recording))
         #expect(recorded.count == 44 + expected.count)
         #expect(recorded.dropFirst(44) == expected)
+    }
+
+    @Test("replay_gain_mode track: the samples played are oggdec's scaled by the stored track gain")
+    func replayGain() throws {
+        let directory = try Paths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let wav = directory + "/tone.wav"
+        let song = directory + "/gain.ogg"
+        let sox = try runProgram(
+            "/usr/bin/sox",
+            ["-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", "1", "sine", "440", "vol", "0.5"])
+        #expect(sox.status == 0, "\(sox)")
+        let comments = [
+            "REPLAYGAIN_TRACK_GAIN=-6.00 dB", "REPLAYGAIN_TRACK_PEAK=0.5", "REPLAYGAIN_ALBUM_GAIN=-3.00 dB",
+            "REPLAYGAIN_ALBUM_PEAK=0.5",
+        ]
+        let oggenc = try runProgram(
+            "/usr/bin/oggenc", ["-Q", "-q", "4"] + comments.flatMap { ["-c", $0] } + ["-o", song, wav])
+        #expect(oggenc.status == 0, "\(oggenc)")
+        let reference = directory + "/reference.raw"
+        #expect(try runProgram("/usr/bin/oggdec", ["-Q", "-R", "-o", reference, song]).status == 0)
+        var expected = [UInt8](try Data(contentsOf: URL(fileURLWithPath: reference)))
+        #expect(expected.count == 48000 * 4)
+        expected.withUnsafeMutableBytes { PCMGain.apply(pow(10, -6.0 / 20), to: $0, format: .signed16) }
+
+        let recording = directory + "/recorded.wav"
+        var options = RunningPlayerd.Options()
+        options.output = "null,name=Speakers"
+        options.extraArguments = ["--output", "wav:\(recording),name=Recorder"]
+        try withPlayerd(options) { daemon in
+            let client = try LineClient.greeted(daemon.socketPath)
+            #expect(try client.command("replay_gain_mode track").last == "OK")
+            #expect(try client.command("add \"\(song)\"").last == "OK")
+            #expect(try client.command("play").last == "OK")
+            try expectEventually("the song to play") { try client.fields("status")["state"] == "play" }
+            try expectEventually("the song to end", within: .seconds(15)) {
+                try client.fields("status")["state"] == "stop"
+            }
+        }
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: recording))
+        #expect(recorded.count == 44 + expected.count)
+        #expect([UInt8](recorded.dropFirst(44)) == expected)
     }
 }
