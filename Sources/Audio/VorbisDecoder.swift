@@ -331,7 +331,7 @@ final class VorbisFile {
         self.source = source
         // libvorbisfile 1.3.7 leaves a chained file positioned at the end of its first link (oggdec
         // then plays only the links after it): back to the start, so that every link plays.
-        if ov_pcm_tell(handle) != 0, ov_pcm_seek(handle, 0) != 0 {
+        if ov_seekable(handle) != 0, ov_pcm_tell(handle) != 0, ov_pcm_seek(handle, 0) != 0 {
             throw .damaged(
                 path: path, format: AudioFileKind.vorbis.displayName,
                 reason: "its first link cannot be reached (damaged granule positions)")
