@@ -54,7 +54,7 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
-        // FLAC (the flac decoder's engineer).
+        // The FLAC decoder (FLACDecoder, libFLAC; native and Ogg FLAC).
         .executableTarget(
             name: "FuzzFLAC",
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
@@ -63,6 +63,12 @@ let package = Package(
         // The Opus decoder (OpusDecoder, libopusfile).
         .executableTarget(
             name: "FuzzOpus",
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
+        // The Ogg Vorbis decoder (libvorbisfile).
+        .executableTarget(
+            name: "FuzzVorbis",
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
