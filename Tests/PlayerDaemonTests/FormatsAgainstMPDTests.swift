@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -19,13 +20,21 @@ enum FormatsMusic {
             + Array(description.utf8) + u32(1) + u32(1) + u32(24) + u32(0) + u32(UInt32(data.count)) + data
     }
 
-    /// The music directory, made once per test process.
+    /// The music directory, made once per test process (and removed when it exits).
     static func path() throws -> String {
         try made.get()
     }
 
+    fileprivate static let cleanup = Mutex<String?>(nil)
+
     private static let made: Result<String, any Error> = Result {
         let root = try Paths.makeTemporaryDirectory()
+        cleanup.withLock { $0 = root }
+        atexit {
+            if let root = FormatsMusic.cleanup.withLock({ $0 }) {
+                try? FileManager.default.removeItem(atPath: root)
+            }
+        }
         let music = root + "/music"
         for directory in ["FLAC", "Ogg", "Opus", "MP3"] {
             try FileManager.default.createDirectory(atPath: music + "/" + directory, withIntermediateDirectories: true)
@@ -60,6 +69,7 @@ enum FormatsMusic {
             oggenc -Q t16.wav -o '\(music)/Ogg/vorbis.ogg'
             vorbiscomment -w -c vorbis-comments.txt '\(music)/Ogg/vorbis.ogg'
             oggenc -Q -t 'Mono Song' -a Four mono.wav -o '\(music)/Ogg/mono.ogg'
+            flac -s -f --ogg -T 'TITLE=Ogg FLAC Song' -T ARTIST=Five t16.wav -o '\(music)/Ogg/flac.oga'
             opusenc --quiet --title 'Opus Song' --artist Two --album 'Opus Album' \\
                 --comment R128_TRACK_GAIN=-768 --comment R128_ALBUM_GAIN=-512 t16.wav '\(music)/Opus/r128.opus'
             lame --quiet -b 128 --tt 'MP3 Song' --ta One --tl 'MP3 Album' t16.wav '\(music)/MP3/tone.mp3'
