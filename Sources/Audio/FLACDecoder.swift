@@ -211,12 +211,22 @@ extension FLACDecoder {
     /// The tags, format and length of a FLAC file, from its STREAMINFO and VORBIS_COMMENT blocks,
     /// without decoding audio. `duration` is 0 when STREAMINFO records no total, as MPD shows it
     /// (`duration: 0.000`).
+    ///
+    /// Native FLAC is read with libFLAC's metadata iterator (cheap: what a library scan calls once per
+    /// file); Ogg FLAC, and any file that iterator does not read cleanly, through a stream decoder,
+    /// which says what is wrong.
     public static func facts(path: String) throws(DecoderError) -> SongFacts {
-        let stream = try FLACStream.open(path: path, wantsPictures: false)
-        defer { stream.close() }
-        let info = stream.info
+        let info: FLACStream.Info
+        let comments: [(name: String, value: String)]
+        if let native = FLACStream.nativeMetadata(path: path) {
+            (info, comments) = native
+        } else {
+            let stream = try FLACStream.open(path: path, wantsPictures: false)
+            defer { stream.close() }
+            (info, comments) = (stream.info, stream.comments)
+        }
         return SongFacts(
-            tags: VorbisComments.tags(stream.comments), sampleRate: info.sampleRate, channels: info.channels,
+            tags: VorbisComments.tags(comments), sampleRate: info.sampleRate, channels: info.channels,
             duration: info.totalSamples.map { Double($0) / Double(info.sampleRate) } ?? 0,
             sampleFormat: .integer(holding: info.bitsPerSample))
     }

@@ -210,35 +210,15 @@ final class FLACStream {
         switch block.pointee.type {
         case FLAC__METADATA_TYPE_STREAMINFO:
             guard !self.hasInfo else { return }
-            let streamInfo = block.pointee.data.stream_info
-            guard streamInfo.sample_rate > 0 else {
-                self.refusal = "bad STREAMINFO: a sample rate of 0 Hz"
-                return
+            switch Self.info(block.pointee.data.stream_info) {
+            case .success(let info):
+                self.info = info
+                self.hasInfo = true
+            case .failure(let refusal):
+                self.refusal = refusal.reason
             }
-            guard (1...8).contains(streamInfo.channels) else {
-                self.refusal = "bad STREAMINFO: \(streamInfo.channels) channels"
-                return
-            }
-            guard (4...32).contains(streamInfo.bits_per_sample) else {
-                self.refusal = "bad STREAMINFO: \(streamInfo.bits_per_sample) bits per sample"
-                return
-            }
-            let total = streamInfo.total_samples
-            self.info = Info(
-                sampleRate: Int(streamInfo.sample_rate), channels: Int(streamInfo.channels),
-                bitsPerSample: Int(streamInfo.bits_per_sample),
-                totalSamples: total == 0 ? nil : Int(total),
-                minimumBlockSize: Int(streamInfo.min_blocksize), maximumBlockSize: Int(streamInfo.max_blocksize))
-            self.hasInfo = true
         case FLAC__METADATA_TYPE_VORBIS_COMMENT:
-            let block = block.pointee.data.vorbis_comment
-            guard let entries = block.comments else { return }
-            for index in 0..<Int(block.num_comments) {
-                let entry = entries[index]
-                guard let bytes = entry.entry else { continue }
-                let comment = UnsafeBufferPointer(start: bytes, count: Int(entry.length))
-                if let pair = VorbisComments.split(comment) { self.comments.append(pair) }
-            }
+            Self.appendComments(of: block.pointee.data.vorbis_comment, to: &self.comments)
         case FLAC__METADATA_TYPE_PICTURE:
             guard self.picture == nil else { return }
             let block = block.pointee.data.picture
@@ -328,6 +308,82 @@ final class FLACStream {
             case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: "data libFLAC cannot parse"
             default: "bad metadata"
             }
+    }
+
+    // MARK: - Metadata
+
+    /// Why a STREAMINFO block cannot be played.
+    struct InfoRefusal: Error {
+        var reason: String
+    }
+
+    /// STREAMINFO's figures, checked: a rate of 0, more than 8 channels or a depth libFLAC cannot
+    /// decode are refused.
+    static func info(_ streamInfo: FLAC__StreamMetadata_StreamInfo) -> Result<Info, InfoRefusal> {
+        guard streamInfo.sample_rate > 0 else {
+            return .failure(InfoRefusal(reason: "bad STREAMINFO: a sample rate of 0 Hz"))
+        }
+        guard (1...8).contains(streamInfo.channels) else {
+            return .failure(InfoRefusal(reason: "bad STREAMINFO: \(streamInfo.channels) channels"))
+        }
+        guard (4...32).contains(streamInfo.bits_per_sample) else {
+            return .failure(InfoRefusal(reason: "bad STREAMINFO: \(streamInfo.bits_per_sample) bits per sample"))
+        }
+        let total = streamInfo.total_samples
+        return .success(
+            Info(
+                sampleRate: Int(streamInfo.sample_rate), channels: Int(streamInfo.channels),
+                bitsPerSample: Int(streamInfo.bits_per_sample),
+                totalSamples: total == 0 || total > UInt64(Int.max) ? nil : Int(total),
+                minimumBlockSize: Int(streamInfo.min_blocksize), maximumBlockSize: Int(streamInfo.max_blocksize)))
+    }
+
+    /// Appends the `NAME=value` comments of a VORBIS_COMMENT block, in file order.
+    static func appendComments(
+        of block: FLAC__StreamMetadata_VorbisComment, to comments: inout [(name: String, value: String)]
+    ) {
+        guard let entries = block.comments else { return }
+        for index in 0..<Int(block.num_comments) {
+            let entry = entries[index]
+            guard let bytes = entry.entry else { continue }
+            let comment = UnsafeBufferPointer(start: bytes, count: Int(entry.length))
+            if let pair = VorbisComments.split(comment) { comments.append(pair) }
+        }
+    }
+
+    /// STREAMINFO and the comments of a native FLAC file (an ID3v2 tag before `fLaC` passed over),
+    /// read with libFLAC's simple metadata iterator: block headers only, and the bodies of STREAMINFO
+    /// and VORBIS_COMMENT; no stream decoder is set up. Nil for anything out of the ordinary (not
+    /// native FLAC, STREAMINFO missing, not first or refused, a block that does not read, a file that
+    /// cannot be opened): `open`, which says why, is then the way.
+    static func nativeMetadata(path: String) -> (info: Info, comments: [(name: String, value: String)])? {
+        guard let iterator = FLAC__metadata_simple_iterator_new() else { return nil }
+        defer { FLAC__metadata_simple_iterator_delete(iterator) }
+        let name = PathEscaping.systemPath(path)
+        guard FLAC__metadata_simple_iterator_init(iterator, name, 1, 0) != 0,
+            FLAC__metadata_simple_iterator_get_block_type(iterator) == FLAC__METADATA_TYPE_STREAMINFO,
+            let first = FLAC__metadata_simple_iterator_get_block(iterator)
+        else { return nil }
+        let checked = Self.info(first.pointee.data.stream_info)
+        FLAC__metadata_object_delete(first)
+        guard case .success(let info) = checked else { return nil }
+        var comments: [(name: String, value: String)] = []
+        while FLAC__metadata_simple_iterator_is_last(iterator) == 0 {
+            // A block running past the end fails here (its successor's header does not read).
+            guard FLAC__metadata_simple_iterator_next(iterator) != 0 else { return nil }
+            switch FLAC__metadata_simple_iterator_get_block_type(iterator) {
+            case FLAC__METADATA_TYPE_STREAMINFO:
+                // A second STREAMINFO: the stream decoder's way decides.
+                return nil
+            case FLAC__METADATA_TYPE_VORBIS_COMMENT:
+                guard let block = FLAC__metadata_simple_iterator_get_block(iterator) else { return nil }
+                Self.appendComments(of: block.pointee.data.vorbis_comment, to: &comments)
+                FLAC__metadata_object_delete(block)
+            default:
+                continue
+            }
+        }
+        return (info, comments)
     }
 
     // MARK: - Helpers

@@ -793,3 +793,89 @@ struct FLACBadInputTests {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
     }
 }
+
+@Suite("FLACDecoder.facts through libFLAC's metadata iterator")
+struct FLACFactsIteratorTests {
+    /// `facts` as the stream decoder reads them (the way before the iterator, and still Ogg FLAC's).
+    static func streamFacts(_ path: String) throws -> SongFacts {
+        let stream = try FLACStream.open(path: path, wantsPictures: false)
+        defer { stream.close() }
+        let info = stream.info
+        return SongFacts(
+            tags: VorbisComments.tags(stream.comments), sampleRate: info.sampleRate, channels: info.channels,
+            duration: info.totalSamples.map { Double($0) / Double(info.sampleRate) } ?? 0,
+            sampleFormat: .integer(holding: info.bitsPerSample))
+    }
+
+    @Test("native files: the iterator reads them, and what facts gives is what the stream decoder reads")
+    func sameAsStreamDecoder() throws {
+        let scratch = try ScratchDirectory()
+        let cover = scratch.path("cover.png")
+        try FLACMaterial.write([0x89, 0x50, 0x4e, 0x47] + [UInt8](repeating: 1, count: 5000), to: cover)
+        let tags = ["--tag=ARTIST=One", "--tag=ARTIST=Two", "--tag=TITLE=Sóng", "--tag=TRACKNUMBER=3/9"]
+        let shape = FLACMaterial.Shape(sampleRate: 48000, channels: 2, bits: 24, seconds: 0.5)
+        var paths: [String] = []
+        for (name, arguments) in [
+            ("tagged", tags), ("bare", ["--no-padding"]), ("cover", ["--picture=3|image/png||1x1x24|\(cover)"] + tags),
+            ("seektable", ["-S", "10x", "--padding=100000"] + tags),
+        ] {
+            let path = scratch.path(name + ".flac")
+            try FLACMaterial.make(shape, at: path, flacArguments: arguments)
+            paths.append(path)
+        }
+        // An ID3v2 tag before fLaC.
+        let id3 = scratch.path("id3.flac")
+        let tag: [UInt8] = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20)
+        try FLACMaterial.write(tag + (try FLACMaterial.bytes(paths[0])), to: id3)
+        paths.append(id3)
+        for path in paths {
+            let native = try #require(FLACStream.nativeMetadata(path: path), "\(path)")
+            #expect(native.info.sampleRate == 48000 && native.info.bitsPerSample == 24)
+            let facts = try FLACDecoder.facts(path: path)
+            #expect(facts == (try Self.streamFacts(path)), "\(path)")
+            #expect(facts.duration == 0.5 && facts.sampleFormat == .signed24)
+        }
+        let tagged = try FLACDecoder.facts(path: paths[0])
+        #expect(tagged.tags[.artist] == ["One", "Two"])
+        #expect(tagged.tags[.title] == ["Sóng"])
+        #expect(try FLACDecoder.facts(path: paths[2]).tags == tagged.tags)
+        #expect(try FLACDecoder.facts(path: paths[1]).tags == Tags())
+    }
+
+    @Test("Ogg FLAC and a block running past the end are left to the stream decoder, which reads the same")
+    func fallsBack() throws {
+        let scratch = try ScratchDirectory()
+        let ogg = scratch.path("song.oga")
+        var shape = FLACMaterial.Shape(sampleRate: 44100, channels: 1, bits: 16, seconds: 1)
+        shape.ogg = true
+        try FLACMaterial.make(shape, at: ogg, flacArguments: ["--tag=ARTIST=Ogg"])
+        #expect(FLACStream.nativeMetadata(path: ogg) == nil)
+        #expect(try FLACDecoder.facts(path: ogg).tags[.artist] == ["Ogg"])
+        #expect(try FLACDecoder.facts(path: ogg) == (try Self.streamFacts(ogg)))
+        let good = scratch.path("good.flac")
+        shape.ogg = false
+        try FLACMaterial.make(shape, at: good, flacArguments: ["--tag=ARTIST=Long"])
+        let bytes = try FLACMaterial.bytes(good)
+        let layout = FLACLayout(bytes)
+        // The last block (the padding) claims 16 MB: nothing is read past it, the iterator reads the file.
+        var longLast = bytes
+        let padding = try #require(layout.blocks.last)
+        #expect(padding.type == 1)
+        longLast[padding.header + 1...padding.header + 3] = [0xff, 0xff, 0xff]
+        let last = scratch.path("last.flac")
+        try FLACMaterial.write(longLast, to: last)
+        #expect(FLACStream.nativeMetadata(path: last) != nil)
+        #expect(try FLACDecoder.facts(path: last) == (try Self.streamFacts(last)))
+        #expect(try FLACDecoder.facts(path: last).tags[.artist] == ["Long"])
+        // The seek table before the comments claims 16 MB: the iterator cannot go on; the stream decoder
+        // reads STREAMINFO and stops there, and facts say what it read.
+        var longTable = bytes
+        let table = try #require(layout.first(3))
+        longTable[table.header + 1...table.header + 3] = [0xff, 0xff, 0xff]
+        let early = scratch.path("early.flac")
+        try FLACMaterial.write(longTable, to: early)
+        #expect(FLACStream.nativeMetadata(path: early) == nil)
+        #expect(try FLACDecoder.facts(path: early) == (try Self.streamFacts(early)))
+        #expect(try FLACDecoder.facts(path: early).duration == 1)
+    }
+}
