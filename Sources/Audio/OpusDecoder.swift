@@ -263,13 +263,20 @@ public final class OpusDecoder: AudioDecoder {
     /// The tags, format and length of an Opus file, from its headers and its last page (no audio is
     /// decoded). The duration is MPD's: the last granule position (pre-skip included) over 48 kHz, in
     /// whole milliseconds; the format is MPD's `48000:16:channels`, the first link's channels.
+    ///
+    /// Only the headers are read through libopusfile (`op_test_callbacks`: no seeking, no decoder set
+    /// up); the duration comes from the end-of-stream page of the first link's serial number in the
+    /// file's last 64 KiB, as MPD's `OggSeekFindEOS` finds it: none when there is no such page or its
+    /// granule position is below the pre-skip (MPD then shows no duration either).
     public static func facts(path: String) throws(DecoderError) -> SongFacts {
-        let stream = try OpusStream(path: path)
-        let total = op_pcm_total(stream.file, -1)
+        let stream = try OpusStream(path: path, headersOnly: true)
         var duration: Double?
-        if total >= 0, let head = op_head(stream.file, 0) {
-            let granules = Int64(total) + Int64(head.pointee.pre_skip)
-            duration = Double(granules * 1000 / Int64(OpusStream.sampleRate)) / 1000
+        if let head = op_head(stream.file, 0),
+            let granule = OggEndOfStream.granule(
+                descriptor: stream.descriptor, serial: op_serialno(stream.file, 0)),
+            granule >= Int64(head.pointee.pre_skip)
+        {
+            duration = Double(granule / 48) / 1000
         }
         return SongFacts(
             tags: Self.tags(stream.comments()), sampleRate: OpusStream.sampleRate,
@@ -311,7 +318,12 @@ final class OpusStream {
         init(descriptor: Int32) { self.descriptor = descriptor }
     }
 
-    init(path: String) throws(DecoderError) {
+    /// The file's descriptor (libopusfile reads through it).
+    var descriptor: Int32 { self.source.descriptor }
+
+    /// Opens `path`; `headersOnly` stops after the first link's headers (`op_test_callbacks`: enough
+    /// for `op_head`, `op_tags` and `op_channel_count` of link 0, nothing else).
+    init(path: String, headersOnly: Bool = false) throws(DecoderError) {
         let descriptor = try MP3Decoder.openFile(path)
         let source = Source(descriptor: descriptor)
         var callbacks = OpusFileCallbacks(
@@ -337,7 +349,10 @@ final class OpusStream {
             close: nil)
         var code: Int32 = 0
         let opened = withExtendedLifetime(source) {
-            op_open_callbacks(Unmanaged.passUnretained(source).toOpaque(), &callbacks, nil, 0, &code)
+            let client = Unmanaged.passUnretained(source).toOpaque()
+            return headersOnly
+                ? op_test_callbacks(client, &callbacks, nil, 0, &code)
+                : op_open_callbacks(client, &callbacks, nil, 0, &code)
         }
         guard let opened else {
             _ = Glibc.close(descriptor)
@@ -385,5 +400,81 @@ final class OpusStream {
         case OP_FALSE, OP_EOF: "cut short"
         default: "libopusfile error \(code)"
         }
+    }
+}
+
+/// Finding pages of an Ogg stream by their header, as libogg's `ogg_sync_pageseek` does (capture
+/// pattern, version 0, whole page within the bytes read, CRC checked).
+enum OggEndOfStream {
+    /// How far from the end MPD looks for the end of a stream.
+    static let tailBytes = 65536
+
+    /// The granule position of the first end-of-stream page of `serial` among the last
+    /// `tailBytes` of the file; nil when there is none or the file does not read.
+    static func granule(descriptor: Int32, serial: UInt32) -> Int64? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_size > 0 else { return nil }
+        let size = Int(info.st_size)
+        let start = max(size - Self.tailBytes, 0)
+        var bytes = [UInt8](repeating: 0, count: size - start)
+        var filled = 0
+        while filled < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { raw in
+                pread(descriptor, raw.baseAddress! + filled, raw.count - filled, off_t(start + filled))
+            }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { break }
+            filled += got
+        }
+        return bytes.withUnsafeBytes { raw in
+            Self.granule(in: UnsafeRawBufferPointer(rebasing: raw[0..<filled]), serial: serial)
+        }
+    }
+
+    /// The granule position of the first whole, intact end-of-stream page of `serial` in `bytes`.
+    static func granule(in bytes: UnsafeRawBufferPointer, serial: UInt32) -> Int64? {
+        guard let base = bytes.baseAddress else { return nil }
+        var offset = 0
+        while bytes.count - offset >= 27 {
+            guard let found = memchr(base + offset, 0x4f, bytes.count - offset) else { return nil }
+            let page = base.distance(to: UnsafeRawPointer(found))
+            offset = page + 1
+            let remaining = bytes.count - page
+            guard remaining >= 27, bytes[page + 1] == 0x67, bytes[page + 2] == 0x67, bytes[page + 3] == 0x53,
+                bytes[page + 4] == 0, bytes[page + 5] & 0x04 != 0,
+                Self.uint32(bytes, page + 14) == serial
+            else { continue }
+            let segments = Int(bytes[page + 26])
+            guard remaining >= 27 + segments else { continue }
+            var length = 27 + segments
+            for index in 0..<segments { length += Int(bytes[page + 27 + index]) }
+            guard remaining >= length,
+                Self.crc(UnsafeRawBufferPointer(rebasing: bytes[page..<page + length])) == Self.uint32(bytes, page + 22)
+            else { continue }
+            var granule: UInt64 = 0
+            for index in (0..<8).reversed() { granule = granule << 8 | UInt64(bytes[page + 6 + index]) }
+            return Int64(bitPattern: granule)
+        }
+        return nil
+    }
+
+    private static func uint32(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
+        UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+    }
+
+    /// Ogg's page CRC (polynomial 0x04c11db7, not reflected, starting at 0), the CRC field taken as 0.
+    static func crc(_ page: UnsafeRawBufferPointer) -> UInt32 {
+        var crc: UInt32 = 0
+        for (index, byte) in page.enumerated() {
+            let value = (22..<26).contains(index) ? 0 : byte
+            crc = crc << 8 ^ Self.table[Int(UInt8(truncatingIfNeeded: crc >> 24) ^ value)]
+        }
+        return crc
+    }
+
+    private static let table: [UInt32] = (0..<256).map { index in
+        var value = UInt32(index) << 24
+        for _ in 0..<8 { value = value & 0x8000_0000 != 0 ? value << 1 ^ 0x04c1_1db7 : value << 1 }
+        return value
     }
 }

@@ -638,3 +638,57 @@ struct OpusBadInputTests {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
     }
 }
+
+@Suite("OpusDecoder.facts: headers and the end-of-stream page, as mpd scans them")
+struct OpusFactsTests {
+    @Test("a chained file's duration is its first link's; cut short or with junk after its end, none (mpd's figures)")
+    func durations() throws {
+        let scratch = try ScratchDirectory()
+        let monoWAV = try OpusMaterial.source(scratch, "m.wav", rate: 48000, channels: 1, seconds: 0.5)
+        let mono = try OpusMaterial.encode(scratch, monoWAV, "m.opus")
+        let stereo = try OpusMaterial.stereo48(scratch, seconds: 0.7)
+        let monoBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: mono)))
+        let stereoBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: stereo)))
+        // mpd 0.23.12 on such files: 0.506, 0.706, the chain 0.506 (its first link's end-of-stream
+        // page), and no duration for one cut short or with junk after its end.
+        #expect(try OpusDecoder.facts(path: mono).duration == 0.506)
+        #expect(try OpusDecoder.facts(path: stereo).duration == 0.706)
+        let chained = scratch.path("chained.opus")
+        try Data(monoBytes + stereoBytes).write(to: URL(fileURLWithPath: chained))
+        let chain = try OpusDecoder.facts(path: chained)
+        #expect(chain.duration == 0.506 && chain.channels == 1)
+        // Cut short after some whole audio pages (a file whose first audio page is cut is refused, as
+        // libopusfile refuses it).
+        let long = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try OpusMaterial.stereo48(scratch, seconds: 3))))
+        let cut = scratch.path("cut.opus")
+        try Data(long.prefix(long.count * 2 / 3)).write(to: URL(fileURLWithPath: cut))
+        let cutFacts = try OpusDecoder.facts(path: cut)
+        #expect(cutFacts.duration == nil && cutFacts.channels == 2)
+        let trailing = scratch.path("trailing.opus")
+        try Data(stereoBytes + [UInt8](repeating: 0, count: OggEndOfStream.tailBytes + 10)).write(
+            to: URL(fileURLWithPath: trailing))
+        #expect(try OpusDecoder.facts(path: trailing).duration == nil)
+        // A damaged end-of-stream page (its CRC no longer matches) is not believed.
+        var damaged = long
+        damaged[damaged.count - 1] ^= 0xff
+        let damagedPath = scratch.path("damaged.opus")
+        try Data(damaged).write(to: URL(fileURLWithPath: damagedPath))
+        #expect(try OpusDecoder.facts(path: damagedPath).duration == nil)
+        // The tags and channels read from the headers are the decoder's.
+        let decoder = try OpusDecoder(path: stereo)
+        #expect(try OpusDecoder.facts(path: stereo).tags == decoder.tags)
+    }
+
+    @Test("the page CRC is Ogg's: the pages opusenc writes check")
+    func pageCRC() throws {
+        let scratch = try ScratchDirectory()
+        let bytes = [UInt8](
+            try Data(contentsOf: URL(fileURLWithPath: try OpusMaterial.stereo48(scratch, seconds: 0.2))))
+        // The first page: 27 bytes of header, its segment table, then its body.
+        let segments = Int(bytes[26])
+        let length = 27 + segments + bytes[27..<27 + segments].reduce(0) { $0 + Int($1) }
+        let stored = UInt32(bytes[22]) | UInt32(bytes[23]) << 8 | UInt32(bytes[24]) << 16 | UInt32(bytes[25]) << 24
+        #expect(
+            bytes.withUnsafeBytes { OggEndOfStream.crc(UnsafeRawBufferPointer(rebasing: $0[0..<length])) } == stored)
+    }
+}
