@@ -218,14 +218,26 @@ public final class VorbisDecoder: AudioDecoder {
 
     // MARK: - Without decoding
 
-    /// The first link's tags, the format MPD shows (floats: MPD's Vorbis plugin decodes to floats) and
-    /// the length of every link, from the headers and the granule positions.
+    /// The first link's tags and the format MPD shows (floats: MPD's Vorbis plugin decodes to floats),
+    /// from the headers alone (`ov_test_callbacks`: no map of the links, no decoder set up); the
+    /// duration is MPD's: the granule position of the first link's end-of-stream page among the last
+    /// 64 KiB over the rate, in whole milliseconds, none without such a page.
     public static func facts(path: String) throws(DecoderError) -> SongFacts {
-        let file = try VorbisFile(path: path)
+        let file = try VorbisFile(path: path, headersOnly: true)
         let info = try file.info()
+        var duration: Double?
+        if let granule = OggEndOfStream.granule(
+            descriptor: file.source.descriptor, serial: UInt32(truncatingIfNeeded: file.handle.pointee.current_serialno)
+        ),
+            granule >= 0
+        {
+            let rate = Int64(info.rate)
+            let (seconds, overflow) = (granule / rate).multipliedReportingOverflow(by: 1000)
+            if !overflow { duration = Double(seconds + granule % rate * 1000 / rate) / 1000 }
+        }
         return SongFacts(
             tags: VorbisComments.tags(file.comments()), sampleRate: info.rate, channels: info.channels,
-            duration: file.lengthFrames.map { Double($0) / Double(info.rate) }, sampleFormat: .float32)
+            duration: duration, sampleFormat: .float32)
     }
 
     /// The first `METADATA_BLOCK_PICTURE` comment that reads, whatever its type: mpd 0.23's
@@ -302,15 +314,18 @@ final class VorbisFile {
     let handle: UnsafeMutablePointer<OggVorbis_File>
     let source: VorbisSource
 
-    /// Opens `path` and reads the headers of every link.
-    init(path: String) throws(DecoderError) {
+    /// Opens `path` and reads the headers of every link; with `headersOnly`, of the first link alone
+    /// (`ov_test_callbacks`: `info()`, `comments()` and `current_serialno` answer; nothing plays).
+    init(path: String, headersOnly: Bool = false) throws(DecoderError) {
         self.path = path
         let descriptor = try MP3Decoder.openFile(path)
         let source = VorbisSource(descriptor: descriptor)
         let handle = UnsafeMutablePointer<OggVorbis_File>.allocate(capacity: 1)
-        var status = ov_open_callbacks(
-            Unmanaged.passUnretained(source).toOpaque(), handle, nil, 0, VorbisSource.callbacks)
-        if status == OV_EREAD, source.failure == nil, lseek(descriptor, 0, SEEK_SET) == 0 {
+        var status =
+            headersOnly
+            ? ov_test_callbacks(Unmanaged.passUnretained(source).toOpaque(), handle, nil, 0, VorbisSource.callbacks)
+            : ov_open_callbacks(Unmanaged.passUnretained(source).toOpaque(), handle, nil, 0, VorbisSource.callbacks)
+        if !headersOnly, status == OV_EREAD, source.failure == nil, lseek(descriptor, 0, SEEK_SET) == 0 {
             // A failed read the system did not fail is libvorbisfile giving up on the map of the links
             // (a chain with a link of another codec, Opus after Vorbis, ends so). Read as a stream instead,
             // as mpd does: the links play in order up to the one that is not Vorbis; with no map, the
@@ -331,7 +346,7 @@ final class VorbisFile {
         self.source = source
         // libvorbisfile 1.3.7 leaves a chained file positioned at the end of its first link (oggdec
         // then plays only the links after it): back to the start, so that every link plays.
-        if ov_seekable(handle) != 0, ov_pcm_tell(handle) != 0, ov_pcm_seek(handle, 0) != 0 {
+        if !headersOnly, ov_seekable(handle) != 0, ov_pcm_tell(handle) != 0, ov_pcm_seek(handle, 0) != 0 {
             throw .damaged(
                 path: path, format: AudioFileKind.vorbis.displayName,
                 reason: "its first link cannot be reached (damaged granule positions)")

@@ -628,8 +628,10 @@ struct VorbisBadInputTests {
         print("a Vorbis-then-Opus chain: \(pcm.count) bytes, then \(String(describing: error))")
         #expect(error?.reason.contains("a link that is not Vorbis, or whose headers are damaged, after 1.0 s") == true)
         expectSamePCM(pcm, try oggdecPCM(vorbis))
+        // The library's duration is mpd's (checked with mpd 0.23.12: 1.000): the first link's
+        // end-of-stream page.
         let facts = try AudioDecoders.facts(path: chain)
-        #expect(facts.duration == nil && facts.sampleRate == 48000)
+        #expect(facts.duration == 1 && facts.sampleRate == 48000)
     }
 
     @Test("read as a stream (an Opus link at the end), a Vorbis link changing the format still ends the song")
@@ -707,5 +709,30 @@ struct VorbisBadInputTests {
 
     private static func openDescriptors() -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    }
+}
+
+@Suite("VorbisDecoder.facts: headers and the end-of-stream page, as mpd scans them")
+struct VorbisFactsTests {
+    @Test("the duration is mpd's: whole milliseconds; none for a file cut short or with junk after its end")
+    func durations() throws {
+        let scratch = try ScratchDirectory()
+        let path = try VorbisMaterial(sampleRate: 44100, channels: 2, seconds: 4.5678, quality: "3").make(
+            in: scratch, name: "frac.ogg", comments: ["ARTIST=Frac"])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // mpd 0.23.12 on such files: 4.567 (201,440 frames at 44.1 kHz, cut to the millisecond), and
+        // no duration for the other two.
+        let facts = try VorbisDecoder.facts(path: path)
+        #expect(facts.duration == 4.567)
+        #expect(facts.tags[.artist] == ["Frac"])
+        #expect(facts.tags == (try VorbisDecoder(path: path)).tags)
+        let cut = scratch.path("cut.ogg")
+        try Data(bytes.prefix(bytes.count * 2 / 3)).write(to: URL(fileURLWithPath: cut))
+        let cutFacts = try VorbisDecoder.facts(path: cut)
+        #expect(cutFacts.duration == nil && cutFacts.sampleRate == 44100 && cutFacts.channels == 2)
+        let trailing = scratch.path("trailing.ogg")
+        try Data(bytes + [UInt8](repeating: 0, count: OggEndOfStream.tailBytes + 10)).write(
+            to: URL(fileURLWithPath: trailing))
+        #expect(try VorbisDecoder.facts(path: trailing).duration == nil)
     }
 }
