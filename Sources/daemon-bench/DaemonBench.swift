@@ -9,7 +9,8 @@
 //   daemon-bench rss PID                              a process's resident memory, now
 //   daemon-bench add-dir SOCKET URI EXPECTED          one `add` of a directory, timed alone, and
 //                                                     again with another client's round trips during it
-//   daemon-bench make-library DIR COUNT               a tagged library of COUNT songs (LibraryTree.swift)
+//   daemon-bench make-library DIR COUNT [mixed]       a tagged library of COUNT songs (LibraryTree.swift),
+//                                                     MP3 or MP3, FLAC, Vorbis, Opus in turn
 //   daemon-bench library-start|library-update|library-query|library-stream ...
 //                                                     the library's figures (LibraryBench.swift)
 //   daemon-bench soak SOCKET PID MUSIC-DIR [...]      hostile clients against a running daemon for a
