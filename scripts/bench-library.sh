@@ -234,7 +234,7 @@ if [[ $probed == yes ]]; then
     row "full scan of $SMALL mixed songs (ms)" %.0f mixscan-mine mixscan-peer "<= 0.5"
 else
     ROWS+=("full scan of $SMALL mixed songs (ms)|refused|-|-|<= 0.5|no")
-    NOTES+=("Mixed scan not run: playerd did not take a mixed tree of 40 songs: $(grep -v '^pid' <<<"$probe" | tr '\n' ' ')")
+    NOTES+=("Mixed scan not run: playerd did not take a mixed tree of 40 songs: $(grep -v -e '^pid' -e '^ready_ms' <<<"$probe" | tr '\n' ' ')")
 fi
 
 # --- 2, 3: no-op update and queries (small tree) -------------------------------------------
