@@ -204,14 +204,20 @@ let package = Package(
             path: "Tests/PulseTestSupport",
             swiftSettings: strictSettings
         ),
+        // Songs of every format made at test time, with their reference decoders' PCM.
+        .target(
+            name: "FormatTestSupport",
+            path: "Tests/FormatTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "AudioTests",
-            dependencies: ["Audio", "MusicTags", "PulseTestSupport"],
+            dependencies: ["Audio", "MusicTags", "PulseTestSupport", "FormatTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "PlayerCoreTests",
-            dependencies: ["PlayerCore"],
+            dependencies: ["PlayerCore", "FormatTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -239,7 +245,7 @@ let package = Package(
         .testTarget(
             name: "PlayerDaemonTests",
             dependencies: [
-                "PlayerDaemon", "PlayerClient", "ControlProtocol", "PulseTestSupport",
+                "PlayerDaemon", "PlayerClient", "ControlProtocol", "PulseTestSupport", "FormatTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // Read at run time from the source tree, by path.

@@ -54,6 +54,12 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
+        // The Opus decoder (OpusDecoder, libopusfile).
+        .executableTarget(
+            name: "FuzzOpus",
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "FuzzSession",
             dependencies: [

@@ -27,12 +27,21 @@ public final class ALSAOutput: AudioOutput {
     private var pcm: OpaquePointer?
     private var config: OpaquePointer?
     private var pausedByDrop = false
+    /// How the device takes samples; when not the stream's own layout, `write` converts into `converted`.
+    private(set) var deviceFormat: DeviceSampleFormat?
+    /// Converted samples, reused from write to write (allocated by hand: `snd_pcm_writei` may be called on
+    /// it several times, outside any closure).
+    private var converted = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// Device layouts treated as refused whatever the device says (tests: a card without 24-bit words).
+    let refusedDeviceFormats: [DeviceSampleFormat]
 
     /// Creates a closed output for `device`; nothing is opened until `open(format:)`.
     public init(
         device: String = "default", configuration: String? = nil,
-        bufferMicroseconds: UInt32 = UInt32(defaultDeviceBufferNanoseconds / 1000)
+        bufferMicroseconds: UInt32 = UInt32(defaultDeviceBufferNanoseconds / 1000),
+        refusedDeviceFormats: [DeviceSampleFormat] = []
     ) {
+        self.refusedDeviceFormats = refusedDeviceFormats
         self.device = device
         self.configuration = configuration
         self.bufferMicroseconds = bufferMicroseconds
@@ -41,6 +50,7 @@ public final class ALSAOutput: AudioOutput {
 
     deinit {
         self.close()
+        self.converted.deallocate()
     }
 
     private static let silenceOnce: Void = playerd_alsa_silence_errors()
@@ -106,8 +116,20 @@ public final class ALSAOutput: AudioOutput {
         }
         var offset = 0
         var remaining = frames.count / format.bytesPerFrame
+        var start = UnsafeRawPointer(base)
+        var bytesPerFrame = format.bytesPerFrame
+        if let device = self.deviceFormat, device != DeviceSampleFormat.native(format.sampleFormat) {
+            bytesPerFrame = device.bytesPerSample * format.channels
+            if self.converted.count < remaining * bytesPerFrame {
+                self.converted.deallocate()
+                self.converted = .allocate(byteCount: remaining * bytesPerFrame, alignment: 4)
+            }
+            device.convert(
+                frames, from: format.sampleFormat, samples: remaining * format.channels, into: self.converted)
+            start = UnsafeRawPointer(self.converted.baseAddress!)
+        }
         while remaining > 0 {
-            let written = snd_pcm_writei(pcm, base + offset * format.bytesPerFrame, snd_pcm_uframes_t(remaining))
+            let written = snd_pcm_writei(pcm, start + offset * bytesPerFrame, snd_pcm_uframes_t(remaining))
             if written >= 0 {
                 offset += written
                 remaining -= written
@@ -224,13 +246,16 @@ public final class ALSAOutput: AudioOutput {
         guard let params else { throw .notOpen(output: self.name) }
         defer { snd_pcm_hw_params_free(params) }
 
-        let sampleFormat =
-            switch format.sampleFormat {
-            case .signed16: SND_PCM_FORMAT_S16_LE
-            case .signed24: SND_PCM_FORMAT_S24_LE
-            case .signed32: SND_PCM_FORMAT_S32_LE
-            case .float32: SND_PCM_FORMAT_FLOAT_LE
-            }
+        // The stream's own layout if the device takes it, else the conversion that loses least.
+        try self.check("snd_pcm_hw_params_any", snd_pcm_hw_params_any(pcm, params))
+        _ = snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED)
+        let candidates = DeviceSampleFormat.candidates(for: format.sampleFormat)
+        let device =
+            candidates.first { candidate in
+                !self.refusedDeviceFormats.contains(candidate)
+                    && snd_pcm_hw_params_test_format(pcm, params, candidate.alsa) == 0
+            } ?? candidates[0]
+        let sampleFormat = device.alsa
         // Ask for the stream's own rate without resampling; only a device that cannot play that
         // rate at all gets alsa-lib's resampler.
         var rateCall = "snd_pcm_hw_params_set_rate"
@@ -263,6 +288,7 @@ public final class ALSAOutput: AudioOutput {
             snd_pcm_hw_params_set_period_time_near(pcm, params, &periodTime, &direction))
         try self.checkFormat(format, "snd_pcm_hw_params", snd_pcm_hw_params(pcm, params))
 
+        self.deviceFormat = device
         self.canPause = snd_pcm_hw_params_can_pause(params) == 1
         var bufferSize: snd_pcm_uframes_t = 0
         if snd_pcm_hw_params_get_buffer_size(params, &bufferSize) == 0 {

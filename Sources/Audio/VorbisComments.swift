@@ -67,20 +67,16 @@ public enum VorbisComments {
         return first
     }
 
-    /// The number a value starts with, as C's `strtod` reads it (MPD's `ParseFloat`); 0 when none.
+    /// The number a value starts with, as C's `strtod` reads it (MPD's `ParseFloat`): the longest
+    /// leading decimal number (exponent included); 0 when there is none or it is not finite.
     static func leadingNumber(_ text: String) -> Double {
-        let trimmed = text.drop { $0 == " " || $0 == "\t" }
-        var end = trimmed.startIndex
-        var seenDigit = false
-        for index in trimmed.indices {
-            let character = trimmed[index]
-            let isSign = (character == "-" || character == "+") && index == trimmed.startIndex
-            guard character.isASCII, character.isNumber || character == "." || isSign else { break }
-            seenDigit = seenDigit || character.isNumber
-            end = trimmed.index(after: index)
+        let allowed = Set("0123456789+-.eE")
+        var candidate = Substring(text.drop { $0 == " " || $0 == "\t" }.prefix(64).prefix { allowed.contains($0) })
+        while !candidate.isEmpty {
+            if let value = Double(candidate) { return value.isFinite ? value : 0 }
+            candidate = candidate.dropLast()
         }
-        guard seenDigit, let value = Double(trimmed[trimmed.startIndex..<end]), value.isFinite else { return 0 }
-        return value
+        return 0
     }
 }
 
