@@ -285,3 +285,39 @@ open("id3-beyond-eof.mp3", "wb").write(b"ID3\x03\x00\x00" + size + open("one-sec
 PY
 
 echo "fixtures written to $HERE"
+
+# FLAC at depths the flac tool cannot encode (it takes 8/16/24/32-bit input only): 12 and 20 bits,
+# 0.1 s of stereo 44100 Hz, made through libFLAC's encoder by a small C program (needs gcc and
+# libflac-dev). rand() is seeded: the files are the same on every run.
+if command -v gcc >/dev/null && [ -f /usr/include/FLAC/stream_encoder.h ]; then
+    cat > "$TMP/flacdepth.c" <<'C'
+#include <FLAC/stream_encoder.h>
+#include <math.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int bits = atoi(argv[1]), n = 4410;
+    FLAC__StreamEncoder *e = FLAC__stream_encoder_new();
+    FLAC__stream_encoder_set_channels(e, 2);
+    FLAC__stream_encoder_set_bits_per_sample(e, bits);
+    FLAC__stream_encoder_set_sample_rate(e, 44100);
+    FLAC__stream_encoder_set_compression_level(e, 5);
+    if (argc < 3 || FLAC__stream_encoder_init_file(e, argv[2], NULL, NULL) != 0) return 1;
+    FLAC__int32 *buf = malloc(sizeof(FLAC__int32) * n * 2);
+    long max = (1L << (bits - 1)) - 1;
+    srand(1);
+    for (int i = 0; i < n; i++) {
+        double s = 0.6 * sin(i * 0.0627) + 0.05 * (rand() / (double)RAND_MAX - 0.5);
+        buf[2 * i] = (FLAC__int32)(s * max);
+        buf[2 * i + 1] = -(FLAC__int32)(s * max * 0.7);
+    }
+    if (!FLAC__stream_encoder_process_interleaved(e, buf, n)) return 2;
+    return FLAC__stream_encoder_finish(e) ? 0 : 3;
+}
+C
+    gcc -O2 -o "$TMP/flacdepth" "$TMP/flacdepth.c" -lFLAC -lm
+    "$TMP/flacdepth" 12 flac-12bit.flac
+    "$TMP/flacdepth" 20 flac-20bit.flac
+    echo "FLAC fixtures written to $HERE"
+else
+    echo "make-fixtures.sh: gcc and libflac-dev are needed for flac-12bit.flac and flac-20bit.flac" >&2
+fi

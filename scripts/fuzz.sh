@@ -2,7 +2,7 @@
 # fuzz.sh: builds the libFuzzer targets in Fuzz/ (a package of their own, so that the main build never
 # sees sanitizer flags) with AddressSanitizer and LeakSanitizer, and runs each from its seed corpus.
 #   scripts/fuzz.sh [TARGET] [SECONDS]
-#     TARGET   request, arguments, filter, statefile, mp3, session, opus, or all (the default)
+#     TARGET   request, arguments, filter, statefile, mp3, flac, vorbis, opus, session, or all (the default)
 #     SECONDS  how long each target runs (default 60)
 # New inputs the fuzzer finds go to .build-fuzz/fuzz/corpus/TARGET, never to the committed corpus in
 # Fuzz/Corpus/TARGET. Exits non-zero when any target crashed, hung, leaked or ran out of memory, after
@@ -11,14 +11,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 
-all_targets=(request arguments filter statefile mp3 session)
-all_targets+=(opus)
+all_targets=(request arguments filter statefile mp3 flac vorbis opus session)
 target=${1:-all}
 seconds=${2:-60}
 case "$target" in
     all) targets=("${all_targets[@]}") ;;
-    request | arguments | filter | statefile | mp3 | session | opus) targets=("$target") ;;
-    *) echo "usage: scripts/fuzz.sh [request|arguments|filter|statefile|mp3|session|opus|all] [SECONDS]" >&2; exit 2 ;;
+    request | arguments | filter | statefile | mp3 | flac | vorbis | opus | session) targets=("$target") ;;
+    *) echo "usage: scripts/fuzz.sh [request|arguments|filter|statefile|mp3|flac|vorbis|opus|session|all] [SECONDS]" >&2; exit 2 ;;
 esac
 if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
     echo "fuzz: SECONDS must be a positive whole number, not '$seconds'" >&2
@@ -32,9 +31,10 @@ scripts/setup.sh build >&2
 # frames.
 declare -A products=([request]=FuzzRequest [arguments]=FuzzArguments [filter]=FuzzFilter [statefile]=FuzzStateFile
     [mp3]=FuzzMP3 [session]=FuzzSession)
-products+=([opus]=FuzzOpus)
 declare -A max_len=([request]=4096 [arguments]=128 [filter]=4096 [statefile]=4096 [mp3]=16384 [session]=4096)
-max_len+=([opus]=16384)
+# FLAC, Ogg Vorbis and Ogg Opus: their headers (a Vorbis setup alone takes a few KiB) and some audio.
+products+=([flac]=FuzzFLAC [vorbis]=FuzzVorbis [opus]=FuzzOpus)
+max_len+=([flac]=16384 [vorbis]=16384 [opus]=16384)
 
 scratch=$PWD/.build-fuzz
 work=$scratch/fuzz
