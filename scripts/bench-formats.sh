@@ -305,6 +305,12 @@ for entry in "${FORMATS[@]}"; do
         add "play-peer-$name" "$(pct "$b0" "$b1")"
     done
     row "$figure" %.3f "play-mine-$name" mpd "play-peer-$name" "<= 0.5"
+    # The least any player of this decoder can spend: decoding alone, per second of audio (from 2).
+    if [[ -s $TMP/samples/cpu-mine-$name ]]; then
+        floor=$(awk -v x="$(summary "cpu-mine-$name" | cut -d' ' -f1)" 'BEGIN { printf "%.3f", 100 / x }')
+        NOTES+=("  $label: decoding alone costs playerd's decoder $floor % of a core; half of mpd's CPU playing it is $(awk \
+            -v m="$(summary "play-peer-$name" | cut -d' ' -f1)" 'BEGIN { printf "%.3f", m / 2 }') %.")
+    fi
 done
 steal_pct=$(awk -v s="$(($(stolen) - steal0))" -v w="$(($(date +%s%N) - t_start))" -v n="$(nproc)" \
     'BEGIN { printf "%.1f", 100 * s * 10000000 / (w * n) }')
