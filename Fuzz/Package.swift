@@ -54,22 +54,28 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
+        // What every decoder's target checks (FLAC, Vorbis, Opus).
+        .target(
+            name: "FuzzDecoderSupport",
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
         // The FLAC decoder (FLACDecoder, libFLAC; native and Ogg FLAC).
         .executableTarget(
             name: "FuzzFLAC",
-            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            dependencies: ["FuzzDecoderSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
         // The Opus decoder (OpusDecoder, libopusfile).
         .executableTarget(
             name: "FuzzOpus",
-            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            dependencies: ["FuzzDecoderSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
         // The Ogg Vorbis decoder (libvorbisfile).
         .executableTarget(
             name: "FuzzVorbis",
-            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            dependencies: ["FuzzDecoderSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -26,12 +26,12 @@ public enum VorbisComments {
         return Self.xiphNames[lowered] ?? TagName(name: lowered)
     }
 
-    /// The tags the comments carry, in MPD's names.
+    /// The tags the comments carry, in MPD's names, in the file's order (`Tags.items`).
     public static func tags(_ comments: [(name: String, value: String)]) -> Tags {
         var tags = Tags()
         for comment in comments {
             guard let tag = Self.tagName(comment.name) else { continue }
-            tags[tag] += [comment.value]
+            tags.append(comment.value, to: tag)
         }
         return tags
     }

@@ -43,9 +43,10 @@ struct FilterSQL: Equatable, CustomStringConvertible {
                 parts.append("s.sample_rate = ?")
                 arguments.append(rate.databaseValue)
             }
-            if let bits = pattern.bits, bits != 16 {
-                // playerd decodes every song to 16-bit samples.
-                parts.append("0")
+            if let bits = pattern.bits {
+                // 16, 24, 32, or `AudioFormatPattern.floatBits` (`f`), as `Format:` shows them.
+                parts.append("s.bits = ?")
+                arguments.append(bits.databaseValue)
             }
             if let channels = pattern.channels {
                 parts.append("s.channels = ?")

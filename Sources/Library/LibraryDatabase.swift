@@ -135,7 +135,7 @@ final class LibraryDatabase: Sendable {
     /// The FTS column holding tag `tag`'s folded values.
     static func textColumn(_ tag: TagName) -> String { "t\(tag.order)" }
 
-    private static var migrator: DatabaseMigrator {
+    static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             let textColumns = TagName.allCases.map { Self.textColumn($0) }.joined(separator: ", ")
@@ -236,6 +236,14 @@ final class LibraryDatabase: Sendable {
             try db.execute(sql: "DELETE FROM meta WHERE key = 'tagged:\(TagName.comment.order)'")
             // Directories' positions follow the same order from the next update on.
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('derived_stale', 1)")
+        }
+        // FLAC, Ogg Vorbis and Opus beside MP3: each song's sample format, as `Format:` shows it (16, 24,
+        // 32 bits, or -1 for floats). Every song stored before was an MP3, decoded to 16 bits. Files the
+        // scans before could not read (FLAC, Ogg and Opus among them) are forgotten, so the next update
+        // reads them with the new decoders rather than pass them over until they change.
+        migrator.registerMigration("v3 sample format") { db in
+            try db.execute(sql: "ALTER TABLE song ADD COLUMN bits INTEGER NOT NULL DEFAULT 16")
+            try db.execute(sql: "DELETE FROM unreadable")
         }
         return migrator
     }

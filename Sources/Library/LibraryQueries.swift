@@ -424,22 +424,26 @@ extension MusicLibrary {
         try? self.database.read { db -> SongFacts? in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT block, duration, mtime, sample_rate, channels FROM song WHERE uri = ?",
+                    db, sql: "SELECT block, duration, mtime, sample_rate, channels, bits FROM song WHERE uri = ?",
                     arguments: [uri])
             else { return nil }
+            // The block's order is MPD's: kept (`Tags.items`).
             var tags = Tags()
             for line in (row[0] as String).split(separator: "\n") {
                 guard let colon = line.firstIndex(of: ":"), let tag = TagName(name: String(line[..<colon])) else {
                     continue
                 }
                 let valueStart = line.index(colon, offsetBy: 2, limitedBy: line.endIndex) ?? line.endIndex
-                tags[tag] = tags[tag] + [String(line[valueStart...])]
+                tags.append(String(line[valueStart...]), to: tag)
             }
-            let rate: Int? = row[3]
-            let channels: Int? = row[4]
+            let rate: Int64? = row[3]
+            let channels: Int64? = row[4]
+            let bits: Int64 = row[5]
             return SongFacts(
                 tags: tags, duration: row[1], lastModified: row[2],
-                format: rate.flatMap { rate in channels.map { "\(rate):16:\($0)" } })
+                format: rate.flatMap { rate in
+                    channels.map { SongRecord.format(sampleRate: rate, bits: bits, channels: $0) }
+                })
         }
     }
 

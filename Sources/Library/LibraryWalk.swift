@@ -11,7 +11,7 @@ import Synchronization
 /// What a directory of the music tree holds, as the walk saw it.
 struct WalkedDirectory {
     var mtime: Int64
-    /// MP3 files by name: modification time and size.
+    /// Song files (`AudioFileKind.songSuffixes`) by name: modification time and size.
     var songs: [PathKey: (mtime: Int64, size: Int64)] = [:]
     /// Playlist files (`.m3u`, `.m3u8`) by name: modification time.
     var playlists: [PathKey: Int64] = [:]

@@ -7,7 +7,7 @@ import MusicTags
 /// songs reads 100,000 rows, and going through GRDB's `Row` for each cost more than the rest together.
 struct SongBlockWriter {
     /// The columns a song statement must select, in this order.
-    static let columns = "s.uri, s.mtime, s.duration, s.sample_rate, s.channels, s.block"
+    static let columns = "s.uri, s.mtime, s.duration, s.sample_rate, s.channels, s.block, s.bits"
 
     let tagTypes: Set<TagName>
     /// Whether blocks carry `Format`: MPD 0.23 leaves it out of a sorted `find`/`search` (it sorts
@@ -64,7 +64,10 @@ struct SongBlockWriter {
         response.field("Last-Modified", self.lastTime!.text)
         if self.showsFormat, sqlite3_column_type(handle, 3) != SQLITE_NULL {
             response.field(
-                "Format", "\(sqlite3_column_int64(handle, 3)):16:\(sqlite3_column_int64(handle, 4))")
+                "Format",
+                SongRecord.format(
+                    sampleRate: sqlite3_column_int64(handle, 3), bits: sqlite3_column_int64(handle, 6),
+                    channels: sqlite3_column_int64(handle, 4)))
         }
         let block = Self.text(handle, 5)
         if self.allTags {

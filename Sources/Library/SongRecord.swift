@@ -12,6 +12,8 @@ struct SongRecord: Sendable {
     var sampleRate: Int?
     var channels: Int?
     var duration: Double?
+    /// The bits of a sample MPD shows in `Format:` (16, 24, 32), or `floatBits` for floats.
+    var bits: Int?
     /// What the database rows need, worked out where the file was read (on every core) rather than
     /// on the one thread that writes: the song block's tag lines, each (tag, value, folded value,
     /// fallback) row, and each tag's folded text for the full-text index.
@@ -24,7 +26,7 @@ struct SongRecord: Sendable {
     /// Works out `block`, `tagRows` and `searchTexts` from the tags.
     mutating func prepare(folding: inout FoldingMemo) {
         var text = ""
-        for (tag, value) in self.tags.pairs where TagName.announced.contains(tag) {
+        for (tag, value) in self.tags.items where TagName.announced.contains(tag) {
             text += tag.rawValue
             text += ": "
             text += value
@@ -61,11 +63,11 @@ struct SongRecord: Sendable {
         name: String, mtime: Int64,
         size: Int64
     ) throws(DecoderError) -> SongRecord {
-        let facts = try reader.read(path: path)
+        let facts = try SongFile.read(path: path, reader: reader)
         var record = SongRecord(
             uri: uri, directoryURI: directoryURI, name: name, mtime: mtime, size: size,
             tags: Self.cleaned(Self.withoutTotals(facts.tags)), sampleRate: facts.sampleRate,
-            channels: facts.channels, duration: facts.duration)
+            channels: facts.channels, duration: facts.duration, bits: Self.bits(facts.sampleFormat))
         record.prepare(folding: &folding)
         return record
     }
@@ -81,13 +83,23 @@ struct SongRecord: Sendable {
         return result
     }
 
+    /// The `bits` column's value for a sample format: its bits, or `floatBits` for floats.
+    static func bits(_ format: SampleFormat) -> Int {
+        format == .float32 ? Self.floatBits : format.bits
+    }
+
+    /// `bits` of a float format (MPD's `f`), as `AudioFormatPattern` has it.
+    static let floatBits = -1
+
+    /// MPD's `Format:` value for a rate, the `bits` column and a channel count: `44100:24:2`, `44100:f:2`.
+    static func format(sampleRate: Int64, bits: Int64, channels: Int64) -> String {
+        "\(sampleRate):\(bits == Self.floatBits ? "f" : String(bits)):\(channels)"
+    }
+
     /// Tags fit for the protocol: one line each (control characters become spaces), bounded in length.
+    /// Their order is kept.
     static func cleaned(_ tags: Tags) -> Tags {
-        var result = Tags()
-        for tag in tags.names {
-            result[tag] = tags[tag].map(Self.cleanedValue)
-        }
-        return result
+        Tags(items: tags.items.map { ($0.tag, Self.cleanedValue($0.value)) })
     }
 
     static func cleanedValue(_ value: String) -> String {
@@ -134,9 +146,9 @@ struct SongRecord: Sendable {
         return ([], false)
     }
 
-    /// The audio format as MPD prints it; playerd decodes to 16-bit samples.
+    /// The audio format as MPD prints it.
     var format: String? {
         guard let sampleRate, let channels else { return nil }
-        return "\(sampleRate):16:\(channels)"
+        return Self.format(sampleRate: Int64(sampleRate), bits: Int64(self.bits ?? 16), channels: Int64(channels))
     }
 }

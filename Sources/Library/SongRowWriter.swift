@@ -18,8 +18,9 @@ struct SongRowWriter {
         self.insertSong = try RawStatement(
             db,
             """
-            INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block, listing)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block, listing,
+                bits)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         self.insertTag = try RawStatement(
             db, "INSERT INTO tag (song, name, value, folded, fallback) VALUES (?, ?, ?, ?, ?)")
@@ -61,6 +62,7 @@ struct SongRowWriter {
         insertSong.bind(9, record.channels.map(Int64.init))
         insertSong.bind(10, record.block)
         insertSong.bind(11, record.listing)
+        insertSong.bind(12, Int64(record.bits ?? 16))
         try insertSong.run(self.db)
         let song = self.db.lastInsertedRowID
         for row in record.tagRows {

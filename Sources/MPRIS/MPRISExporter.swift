@@ -31,8 +31,11 @@ private let constantProperties: [String: DBusValue] = [
     "HasTrackList": .boolean(false),
     "Identity": .string("playerd"),
     "SupportedUriSchemes": .strings(["file"]),
-    // What playerd plays: MP3, and .m3u playlists of them.
-    "SupportedMimeTypes": .strings(["audio/mpeg", "audio/x-mpegurl", "audio/mpegurl"]),
+    // What playerd plays: MP3, FLAC (also in Ogg), Ogg Vorbis and Opus, and .m3u playlists of them.
+    "SupportedMimeTypes": .strings([
+        "audio/mpeg", "audio/flac", "audio/x-flac", "audio/ogg", "application/ogg", "audio/x-vorbis+ogg",
+        "audio/vorbis", "audio/x-flac+ogg", "audio/opus", "audio/x-opus+ogg", "audio/x-mpegurl", "audio/mpegurl",
+    ]),
     "Rate": .double(1.0),
     "MinimumRate": .double(1.0),
     "MaximumRate": .double(1.0),

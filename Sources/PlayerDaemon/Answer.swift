@@ -103,7 +103,9 @@ public enum Answer {
         if let format {
             response.field("Format", format)
         }
-        for (tag, value) in tags.pairs where tagTypes.contains(tag) {
+        // In the order MPD lists them (`Tags.items`: an MP3's in MPD's fixed order, a Vorbis comment's in
+        // the file's), as the library and the song-info cache keep them.
+        for (tag, value) in tags.items where tagTypes.contains(tag) {
             response.field(tag.rawValue, value)
         }
         if let duration {

@@ -84,12 +84,15 @@ enum Commands {
                 }
             })
         add("urlhandlers", .immediate { _, call throws(Ack) in call.response.field("handler", "file://") })
-        // playerd's one decoder, as mpd 0.23 lists its mpg123 plugin (suffixes, no MIME types).
+        // playerd's decoders, each as mpd 0.23 lists its plugin for the format (`decoderPlugins`).
         add(
             "decoders",
             .immediate { _, call throws(Ack) in
-                call.response.field("plugin", "mpg123")
-                call.response.field("suffix", "mp3")
+                for plugin in decoderPlugins {
+                    call.response.field("plugin", plugin.name)
+                    for suffix in plugin.suffixes { call.response.field("suffix", suffix) }
+                    for type in plugin.mimeTypes { call.response.field("mime_type", type) }
+                }
             })
         add("ping", .immediate { _, _ throws(Ack) in })
         add(
@@ -172,7 +175,7 @@ enum Commands {
                 }
             }
             guard !paths.isEmpty else {
-                throw Ack(.noExist, "no MP3 files in \(call.arguments.joined(separator: ", "))", command: call.name)
+                throw Ack(.noExist, "no songs in \(call.arguments.joined(separator: ", "))", command: call.name)
             }
             var failures: [String] = []
             for (index, path) in paths.enumerated() {
@@ -688,3 +691,31 @@ enum Commands {
         call.response.field("music_directory", musicDirectory)
     }
 }
+
+/// One of MPD's decoder plugins, as `decoders` lists it.
+struct DecoderPlugin: Sendable {
+    var name: String
+    var suffixes: [String]
+    var mimeTypes: [String]
+}
+
+/// What playerd decodes, as mpd 0.23.12 lists the plugin of each format in `decoders`, in its order:
+/// libmpg123 for MP3 (mpd's `mad` plugin, which it lists first, is not playerd's), libvorbisfile for Ogg
+/// Vorbis, libFLAC for FLAC and FLAC in Ogg, libopusfile for Opus.
+let decoderPlugins: [DecoderPlugin] = [
+    DecoderPlugin(name: "mpg123", suffixes: ["mp3"], mimeTypes: []),
+    DecoderPlugin(
+        name: "vorbis", suffixes: ["ogg", "oga"],
+        mimeTypes: [
+            "application/ogg", "application/x-ogg", "audio/ogg", "audio/vorbis", "audio/vorbis+ogg", "audio/x-ogg",
+            "audio/x-vorbis", "audio/x-vorbis+ogg",
+        ]),
+    DecoderPlugin(
+        name: "oggflac", suffixes: ["ogg", "oga"],
+        mimeTypes: ["application/ogg", "application/x-ogg", "audio/ogg", "audio/x-flac+ogg", "audio/x-ogg"]),
+    DecoderPlugin(
+        name: "flac", suffixes: ["flac"],
+        mimeTypes: ["application/flac", "application/x-flac", "audio/flac", "audio/x-flac"]),
+    DecoderPlugin(
+        name: "opus", suffixes: ["opus", "ogg", "oga"], mimeTypes: ["audio/ogg", "application/ogg", "audio/opus"]),
+]

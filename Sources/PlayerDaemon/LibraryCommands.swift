@@ -96,7 +96,7 @@ extension Commands {
                 let info = service.songs.info(for: path)
                 Answer.songInfo(
                     file: path, tags: info.tags, duration: info.duration, tagTypes: call.session.tagTypes,
-                    to: &call.response)
+                    lastModified: info.lastModified, format: info.format, to: &call.response)
             }
             return
         }

@@ -263,7 +263,7 @@ public final class PlayerService: Sendable {
 
     // MARK: - Paths
 
-    /// Turns a client's URI into the absolute paths to queue: a file, a directory's MP3s, a playlist's
+    /// Turns a client's URI into the absolute paths to queue: a file, a directory's songs, a playlist's
     /// entries. Absolute paths are allowed when the client's uid may read them, as MPD allows them. The
     /// walk runs off the cooperative pool, stops at the queue's length limit, and ends when the calling
     /// task is cancelled.

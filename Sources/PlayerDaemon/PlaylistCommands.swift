@@ -148,7 +148,7 @@ extension Commands {
 
     /// `load NAME [START:END] [POS]`: queues the entries in the range (all by default; a range past the
     /// end queues nothing), at POS (`N`, or `+N`/`-N` from the current song, as MPD reads it) or at the
-    /// end. Entries that cannot be queued (gone, not MP3, a URL, not readable by the client) are
+    /// end. Entries that cannot be queued (gone, not a song, a URL, not readable by the client) are
     /// skipped, as MPD skips them.
     private static func load(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let range = try call.optionalArgument(1).map { text throws(Ack) in try Argument.range(text) } ?? .all
@@ -193,7 +193,7 @@ extension Commands {
         }
     }
 
-    /// `playlistadd NAME URI [POS]`: a URL is stored as it is; a file or directory (its MP3s) is
+    /// `playlistadd NAME URI [POS]`: a URL is stored as it is; a file or directory (its songs) is
     /// resolved as `add` resolves it and stored as clients name it. The playlist is created when
     /// missing; nothing found changes nothing.
     private static func playlistAdd(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
@@ -358,9 +358,10 @@ extension Commands {
         }
     }
 
-    /// `readpicture URI OFFSET`: a chunk of the song's embedded picture (ID3v2 APIC), with its type. No
-    /// picture is just `OK`; a song that cannot be read is ACK 50 `No such song`. The offset is an
-    /// unsigned 32-bit number, as MPD reads it.
+    /// `readpicture URI OFFSET`: a chunk of the song's embedded picture (an MP3's ID3v2 APIC, a FLAC
+    /// PICTURE block, an Ogg file's `METADATA_BLOCK_PICTURE`), with its type, read by the decoder the
+    /// content calls for. No picture is just `OK`; a song that cannot be read is ACK 50 `No such song`.
+    /// The offset is an unsigned 32-bit number, as MPD reads it.
     private static func readPicture(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let offset = try Argument.unsigned(call.argument(1))
         let path = try picturePath(call.argument(0), service, call, missing: "No such song")
@@ -369,7 +370,7 @@ extension Commands {
             var call = call
             let picture: EmbeddedPicture?
             do throws(DecoderError) {
-                picture = try SongReader().picture(path: path)
+                picture = try AudioDecoders.picture(path: path)
             } catch {
                 throw Ack(.noExist, "No such song", command: name)
             }

@@ -113,10 +113,11 @@ extension Commands {
 
     // MARK: - readcomments
 
-    /// `readcomments URI`: the file's own comments, `NAME: value`, in the file's order. For an MP3 these
-    /// are its APEv2 items and ID3v2 `TXXX` frames (see `SongReader.comments`); MPD prints those whose
-    /// name is ASCII letters, `_` and `-` (a letter first) and whose value holds no control character. A
-    /// relative URI must name a song of the library.
+    /// `readcomments URI`: the file's own comments, `NAME: value`, in the file's order: a FLAC, Ogg
+    /// Vorbis or Opus file's Vorbis comments, an MP3's APEv2 items and ID3v2 `TXXX` frames (see
+    /// `SongReader.comments`), read by the decoder the content calls for; MPD prints those whose name is
+    /// ASCII letters, `_` and `-` (a letter first) and whose value holds no control character. A relative
+    /// URI must name a song of the library.
     private static func readComments(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let located = try locateFile(call.argument(0), call)
         let name = call.name
@@ -135,14 +136,14 @@ extension Commands {
             let failed = Ack(.noExist, "Failed to load file", command: name)
             let base = path.split(separator: "/").last.map(String.init) ?? path
             guard suffix(base) != nil else { throw failed }
-            // Only a regular file is opened: a FIFO named `x.mp3` would block the thread in open.
+            // Only a regular file is opened: a FIFO named `x.flac` would block the thread in open.
             var info = stat()
             if stat(PathEscaping.systemPath(path), &info) == 0, info.st_mode & S_IFMT != S_IFREG {
                 throw failed
             }
             let comments: [(name: String, value: String)]
             do throws(DecoderError) {
-                comments = try SongReader().comments(path: path)
+                comments = try AudioDecoders.comments(path: path)
             } catch {
                 throw openFailure(error, shown: shown, call) ?? failed
             }
@@ -171,8 +172,9 @@ extension Commands {
     // MARK: - getfingerprint
 
     /// `getfingerprint URI`: `chromaprint: FINGERPRINT`, from the first two minutes of the song (see
-    /// `Fingerprint`). As in MPD a relative URI names any file in the music directory, in the library or
-    /// not. Decoding runs on the walks' threads and stops when the client goes.
+    /// `Fingerprint`), whatever its format. As in MPD a relative URI names any file in the music
+    /// directory, in the library or not, with a song's suffix (the decoder is then chosen by the
+    /// content). Decoding runs on the walks' threads and stops when the client goes.
     private static func getFingerprint(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> CommandCall {
         let located = try locateFile(call.argument(0), call)
         let (path, shown) = try diskPath(
@@ -189,13 +191,13 @@ extension Commands {
             }
             guard let suffix = suffix(uri) else { throw failed }
             // The file is looked at before its suffix picks a decoder: a missing file says so whatever it
-            // is. Only a regular file is opened (a FIFO named `x.mp3` would block the thread in open).
+            // is. Only a regular file is opened (a FIFO named `x.flac` would block the thread in open).
             var info = stat()
             guard stat(PathEscaping.systemPath(path), &info) == 0 else {
                 let reason = String(cString: strerror(errno))
                 throw Ack.unnamed(.system, "Failed to open '\(shown)': \(reason)")
             }
-            guard suffix.lowercased() == "mp3", info.st_mode & S_IFMT == S_IFREG else { throw failed }
+            guard AudioFileKind.hasSongSuffix("." + suffix), info.st_mode & S_IFMT == S_IFREG else { throw failed }
             do throws(Fingerprint.Failure) {
                 let fingerprint = try Fingerprint.compute(path: path) { cancellation.isCancelled }
                 var call = call

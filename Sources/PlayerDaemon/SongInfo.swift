@@ -1,15 +1,20 @@
 import Audio
+import Library
 import MusicTags
 import Synchronization
 
-/// What a song block shows of a file: its tags and length.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a song block shows of a file: its tags, length, time and format.
 struct SongInfo: Sendable, Hashable {
     var tags = Tags()
     /// Seconds, when known.
     var duration: Double?
-    /// When the file last changed (Unix seconds), when the library knows.
+    /// When the file last changed (Unix seconds), when known.
     var lastModified: Int64?
-    /// The audio format as MPD prints it, when the library knows.
+    /// The audio format as MPD prints it (`44100:24:2`), when known.
     var format: String?
 }
 
@@ -17,8 +22,9 @@ struct SongInfo: Sendable, Hashable {
 /// microseconds, which a queue of thousands must not pay on every `playlistinfo`.
 final class SongInfoCache: Sendable {
     private let entries = Mutex<[String: SongInfo]>([:])
-    /// Reads what the library does not know, as the library reads it (tags and length from the
-    /// headers); one libmpg123 handle, which costs as much to make as a read, serves every file.
+    /// Reads what the library does not know, as the library reads it (tags, length and format from the
+    /// headers, by the decoder the content calls for); one libmpg123 handle, which costs as much to make
+    /// as a read, serves every MP3.
     private let reader = Mutex(SongReader())
     /// Past this many files the cache starts over rather than grow without end.
     private let limit: Int
@@ -48,9 +54,15 @@ final class SongInfoCache: Sendable {
         var info = SongInfo()
         if let known = self.source.withLock({ $0 })?(path) {
             info = known
-        } else if let facts = self.reader.withLock({ reader in try? reader.read(path: path) }) {
+        } else if let facts = self.reader.withLock({ reader in try? SongFile.read(path: path, reader: reader) }) {
+            // As mpd shows a file outside its database: its time and format beside its tags.
             info.tags = facts.tags
             info.duration = facts.duration
+            info.format = facts.format
+            var status = stat()
+            if stat(PathEscaping.systemPath(path), &status) == 0 {
+                info.lastModified = Int64(status.st_mtim.tv_sec)
+            }
         }
         self.entries.withLock { entries in
             if entries.count >= self.limit {

@@ -12,7 +12,7 @@ struct Play: ParsableCommand {
         abstract: "Play files, directories or .m3u playlists, replacing the queue; alone, start or resume.",
         discussion: """
             With files, nothing changes unless one of them can play: a path that cannot be queued, or \
-            files none of which is playable MP3, leave the queue and the player as they were. Exits 0 \
+            files none of which can play (MP3, FLAC, Ogg Vorbis, Opus), leave the queue and the player as they were. Exits 0 \
             once a song plays, 1 with each song's reason when none can. --search and --album play from \
             the library instead (nothing changes, and the exit status is 1, when nothing matches).
             """)

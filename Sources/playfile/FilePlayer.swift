@@ -18,13 +18,18 @@ struct FilePlayer {
         self.fallsBackToNull = fallsBackToNull
         self.sampleFormat = sampleFormat
         self.progress = progress
-        // The widest frame we may decode: stereo float.
+        // Stereo floats at first; grown for a file with wider frames (24-bit surround FLAC ...).
         self.buffer = .allocate(byteCount: self.periodFrames * 8, alignment: 16)
     }
 
-    /// Plays `path` to its end.
+    /// Plays `path` to its end, with the decoder its content calls for (MP3, FLAC, Ogg Vorbis, Opus).
     mutating func play(_ path: String) throws {
-        let decoder = try MP3Decoder(path: path, sampleFormat: self.sampleFormat)
+        let decoder = try AudioDecoders.open(path: path, sampleFormat: self.sampleFormat)
+        let (bytes, overflow) = self.periodFrames.multipliedReportingOverflow(by: decoder.format.bytesPerFrame)
+        if !overflow, bytes > self.buffer.count {
+            self.buffer.deallocate()
+            self.buffer = .allocate(byteCount: bytes, alignment: 16)
+        }
         try self.openOutput(decoder.format)
         self.progress?.start(path: path, decoder: decoder, output: self.output.name)
         let chunk = UnsafeMutableRawBufferPointer(

@@ -5,13 +5,13 @@ import Audio
     import Glibc
 #endif
 
-/// Plays MP3 files through one output, in order, the way `mpg123 FILE...` does: no daemon, no queue.
+/// Plays songs (MP3, FLAC, Ogg Vorbis, Opus) through one output, in order, the way `mpg123 FILE...` does: no daemon, no queue.
 /// Consecutive files of one format share the open output, so they join without a gap.
 @main
 struct PlayFile: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playfile",
-        abstract: "Play MP3 files through ALSA, the null output or a WAV file.",
+        abstract: "Play MP3, FLAC, Ogg Vorbis and Opus files through ALSA, the null output or a WAV file.",
         discussion: """
             Without --output, plays on ALSA's default device, or on the paced null output (with a \
             warning) where there is no sound card. Output specs: \(OutputSpec.validForms).
@@ -27,7 +27,7 @@ struct PlayFile: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
-    @Argument(help: "MP3 files to play, in order.")
+    @Argument(help: "Song files (MP3, FLAC, Ogg Vorbis, Opus) to play, in order.")
     var files: [String]
 
     func validate() throws {

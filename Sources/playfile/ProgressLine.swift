@@ -18,7 +18,7 @@ final class ProgressLine {
         self.isTerminal = isTerminal
     }
 
-    func start(path: String, decoder: MP3Decoder, output: String) {
+    func start(path: String, decoder: any AudioDecoder, output: String) {
         self.format = decoder.format
         self.length = decoder.lengthFrames
         self.lastShownTenth = -1
@@ -29,9 +29,11 @@ final class ProgressLine {
             heading += " — \(title)"
             if let artist = tags.artist { heading += " by \(artist)" }
         }
-        let rate = decoder.isVariableBitrate ? "VBR" : "\(decoder.bitrate) kbps"
-        let length = self.length.map { " " + Self.clock($0, decoder.format) } ?? ""
-        self.emit("\(heading)\n  \(decoder.format.readableDescription), \(rate),\(length) on \(output)\n")
+        let rate =
+            (decoder as? MP3Decoder)?.isVariableBitrate == true
+            ? "VBR, " : decoder.bitrate > 0 ? "\(decoder.bitrate) kbps, " : ""
+        let length = self.length.map { Self.clock($0, decoder.format) + " " } ?? ""
+        self.emit("\(heading)\n  \(decoder.format.readableDescription), \(rate)\(length)on \(output)\n")
     }
 
     func update(played: Int) {

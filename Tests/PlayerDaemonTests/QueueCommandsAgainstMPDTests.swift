@@ -170,18 +170,26 @@ struct QueueCommandsAgainstMPDTests {
         }
     }
 
-    @Test("decoders lists playerd's one decoder as mpd lists its mpg123 plugin")
+    @Test("decoders lists playerd's decoders as mpd lists its mpg123, vorbis, oggflac, flac and opus plugins")
     func decoders() throws {
         let (music, pair) = try Self.start()
         defer { try? FileManager.default.removeItem(atPath: music) }
-        let mpd = try pair.mpdClient.command("decoders")
-        let playerd = try pair.playerdClient.command("decoders")
-        guard let start = mpd.firstIndex(of: "plugin: mpg123") else {
-            Issue.record("mpd lists no mpg123 plugin: \(mpd)")
-            return
+        /// Each plugin's block (its `plugin:` line and what follows), in the answer's order.
+        func blocks(_ answer: [String]) -> [[String]] {
+            var blocks: [[String]] = []
+            for line in answer where line != "OK" {
+                if line.hasPrefix("plugin: ") { blocks.append([]) }
+                if !blocks.isEmpty { blocks[blocks.count - 1].append(line) }
+            }
+            return blocks
         }
-        let block = mpd[(start + 1)...].prefix { !$0.hasPrefix("plugin: ") && $0 != "OK" }
-        #expect(playerd == ["plugin: mpg123"] + block + ["OK"])
+        let mpd = blocks(try pair.mpdClient.command("decoders"))
+        let playerd = try pair.playerdClient.command("decoders")
+        #expect(playerd.last == "OK")
+        let names = ["mpg123", "vorbis", "oggflac", "flac", "opus"]
+        #expect(blocks(playerd).map { $0[0] } == names.map { "plugin: " + $0 })
+        // Each block exactly mpd's, in mpd's order.
+        #expect(blocks(playerd) == mpd.filter { names.contains(String($0[0].dropFirst("plugin: ".count))) })
         #expect(try pair.playerdClient.command("urlhandlers") == ["handler: file://", "OK"])
     }
 
