@@ -11,7 +11,7 @@ FISHCOMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
 DOCDIR = $(PREFIX)/share/doc/playerd
 RELEASE = .build/release
 
-.PHONY: run test setup release install uninstall bench bench-library bench-micro bench-audio bench-engine fixtures format clean
+.PHONY: run test setup release install uninstall bench bench-library bench-formats bench-micro bench-audio bench-engine fixtures format clean
 
 run:
 	scripts/run.sh
@@ -63,6 +63,9 @@ bench:
 
 bench-library:
 	scripts/bench-library.sh
+
+bench-formats:
+	scripts/bench-formats.sh
 
 bench-micro:
 	scripts/bench-micro.sh

@@ -10,7 +10,9 @@
 #   database of its own in a temporary directory; mpd its null output, libmpg123 as decoder.
 #   1. Full scan of the small tree, its files read into the page cache first: each daemon started on
 #      a fresh database (both then scan by themselves), timed from spawn until `stats` holds every
-#      song and `status` shows no job.
+#      song and `status` shows no job. Then the same of a mixed tree (`make-library ... mixed`: the
+#      same songs and tags in MP3, FLAC, Ogg Vorbis and Opus in turn, in .bench/.library-mixed-N),
+#      playerd's once it has shown on a tree of 40 such songs that it takes every format, mpd's always.
 #   2. `update` with nothing changed, timed until its job is over (status polled every 2 ms).
 #   3. `search any`, `list artist`, `find album`, `lsinfo DIR`: round trips, each answer read whole.
 #   4. The big tree: a full scan each; start to ready with it in the database (spawn until `stats`
@@ -48,22 +50,25 @@ fi
 PLAYERD="$RELEASE/playerd"
 DB="$RELEASE/daemon-bench"
 
-# make_tree N: makes .bench/.library-N unless it is there (complete once its .info is written, last)
-# and of the generator's present version. The .info holds make-library's figures (search term,
-# expected counts).
+# make_tree N [mixed]: makes .bench/.library-N (.library-mixed-N) unless it is there (complete once its
+# .info is written, last) and of the generator's present version. The .info holds make-library's
+# figures (search term, expected counts).
 TREE_VERSION=2
 make_tree() {
-    local dir="$BENCH/.library-$1"
-    [[ -d $dir && $(kv version <"$dir.info" 2>/dev/null) == "$TREE_VERSION" ]] && return 0
-    log "G: making a library of $1 songs in ${dir#"$ROOT/"}"
+    local dir="$BENCH/.library-${2:+$2-}$1"
+    [[ -d $dir && $(kv version <"$dir.info" 2>/dev/null) == "$TREE_VERSION" &&
+        $(kv formats <"$dir.info" 2>/dev/null) == "${2:-}" ]] && return 0
+    log "G: making a library of $1 ${2:+$2 }songs in ${dir#"$ROOT/"}"
     rm -rf "$dir" "$dir.part" "$dir.info"
     SCRATCH+=("$dir.part")
-    run "$DB" make-library "$dir.part" "$1" >"$TMP/info" || die "make-library $1 failed"
+    run "$DB" make-library "$dir.part" "$1" ${2:+"$2"} >"$TMP/info" || die "make-library $1 $2 failed"
     mv "$dir.part" "$dir"
     mv "$TMP/info" "$dir.info"
 }
 make_tree "$SMALL"
+make_tree "$SMALL" mixed
 make_tree "$BIG"
+MIXED_TREE="$BENCH/.library-mixed-$SMALL"
 SMALL_TREE="$BENCH/.library-$SMALL"
 BIG_TREE="$BENCH/.library-$BIG"
 info() { kv "$2" <"$BENCH/.library-$1.info"; }
@@ -208,6 +213,30 @@ for ((i = 0; i < SCANS; i++)); do
     done
 done
 row "full scan of $SMALL songs (ms)" %.0f scan-mine scan-peer "<= 0.5"
+
+# The mixed tree, if playerd reads every format: a tree of 40 mixed songs first, 60 s at most.
+run "$DB" make-library "$TMP/probe" 40 mixed >/dev/null || die "make-library 40 mixed failed"
+rm -f "$TMP/probe.db"*
+probe=$("$DB" library-start "$TMP/probe.socket" 40 --log "$PLAYERD_LOG" --timeout 60 -- "$PLAYERD" \
+    --socket "$TMP/probe.socket" --music-dir "$TMP/probe" --library "$TMP/probe.db" --output null \
+    --state-file none --playlist-dir none --log-level notice 2>&1) && probed=yes || probed=no
+stop "$(kv pid <<<"$probe")"
+warm "$MIXED_TREE"
+log "G: full scan of $SMALL mixed songs (MP3, FLAC, Vorbis, Opus) on a fresh database ($SCANS rounds)"
+for ((i = 0; i < SCANS; i++)); do
+    for who in $(order "$i"); do
+        [[ $who == peer || $probed == yes ]] || continue
+        out=$(start "$who" "$MIXED_TREE" "$SMALL" fresh)
+        stop "$(kv pid <<<"$out")"
+        add "mixscan-$who" "$(kv idle_ms <<<"$out")"
+    done
+done
+if [[ $probed == yes ]]; then
+    row "full scan of $SMALL mixed songs (ms)" %.0f mixscan-mine mixscan-peer "<= 0.5"
+else
+    ROWS+=("full scan of $SMALL mixed songs (ms)|refused|$(fmt %.0f "$(summary mixscan-peer)")|-|<= 0.5|no")
+    NOTES+=("Mixed scan of playerd not run: it did not take a mixed tree of 40 songs: $(grep -v -e '^pid' -e '^ready_ms' <<<"$probe" | tr '\n' ' ')")
+fi
 
 # --- 2, 3: no-op update and queries (small tree) -------------------------------------------
 MINE_PID=$(kv pid <<<"$(start mine "$SMALL_TREE" "$SMALL")")

@@ -25,7 +25,11 @@
 #      The tree exists only during F.
 #   G. The music library (scripts/bench-library.sh, its own table, also in .bench/bench-library.txt):
 #      scans, no-op update, start to ready and RSS with 100,000 songs, search, list, find, lsinfo,
-#      listallinfo and add from the library, on generated tagged trees kept in .bench/.library-N.
+#      listallinfo and add from the library, on generated tagged trees kept in .bench/.library-N;
+#      with a full scan of a mixed tree (MP3, FLAC, Ogg Vorbis, Opus in equal parts).
+#   H. The formats (scripts/bench-formats.sh, its own table, also in .bench/bench-formats.txt): each
+#      decoder's throughput against its reference tool (mpg123 -s, flac -d, oggdec, opusdec) and the
+#      CPU of playing each format in real time against mpd's, on the same 3 minutes in every format.
 # Every measurement alternates playerd and the peer (or runs them at the same moment: CPU). The table
 # is printed and written to .bench/bench.txt; no process is left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (35),
@@ -47,7 +51,7 @@ source scripts/bench-common.sh
 started=$(date +%s)
 
 # --- 0: tools, build, audio ---------------------------------------------------
-need_tools mpg123 mpd mpc sox lame pv valgrind
+need_tools mpg123 mpd mpc sox lame pv valgrind flac
 # Both daemons' music directory: hard links to the test audio only. .bench also holds the library
 # benchmark's trees (G), which each daemon would otherwise spend minutes scanning at every start, with
 # the CPU, RSS and database of that scan counted in this table's figures. F adds its tree here.
@@ -390,3 +394,7 @@ print_table "$(uname -r), $(awk -F': ' '/model name/ { print $2; exit }' /proc/c
 # --- G: the music library ---------------------------------------------------------------
 log "G: the music library (scripts/bench-library.sh)"
 BENCH_SKIP_BUILD=1 run scripts/bench-library.sh
+
+# --- H: the formats ------------------------------------------------------------------------
+log "H: the formats (scripts/bench-formats.sh)"
+BENCH_SKIP_BUILD=1 run scripts/bench-formats.sh

@@ -150,22 +150,38 @@ public enum AudioDecoders {
     public static func open(
         path: String, sampleFormat: SampleFormat = .signed16, replayGain: ReplayGain = .off
     ) throws(DecoderError) -> any AudioDecoder {
-        try Self.kind(path: path).decoderType.init(path: path, sampleFormat: sampleFormat, replayGain: replayGain)
+        try Self.reading(path) { type throws(DecoderError) in
+            try type.init(path: path, sampleFormat: sampleFormat, replayGain: replayGain)
+        }
     }
 
     /// The tags, format and length of `path`, read by its format's decoder.
     public static func facts(path: String) throws(DecoderError) -> SongFacts {
-        try Self.kind(path: path).decoderType.facts(path: path)
+        try Self.reading(path) { type throws(DecoderError) in try type.facts(path: path) }
     }
 
     /// The embedded picture of `path`, read by its format's decoder.
     public static func picture(path: String) throws(DecoderError) -> EmbeddedPicture? {
-        try Self.kind(path: path).decoderType.picture(path: path)
+        try Self.reading(path) { type throws(DecoderError) in try type.picture(path: path) }
     }
 
     /// The name-value comments of `path`, read by its format's decoder.
     public static func comments(path: String) throws(DecoderError) -> [(name: String, value: String)] {
-        try Self.kind(path: path).decoderType.comments(path: path)
+        try Self.reading(path) { type throws(DecoderError) in try type.comments(path: path) }
+    }
+
+    /// Runs `body` with the decoder `path`'s content calls for. A file that shows no format's marker is
+    /// MP3's to take; when libmpg123 refuses it too and its name does not say MP3 (garbage named
+    /// `.flac`), the reason says that it is none of the formats, not that it is no MP3.
+    private static func reading<Result>(
+        _ path: String, _ body: (any AudioDecoder.Type) throws(DecoderError) -> Result
+    ) throws(DecoderError) -> Result {
+        let kind = try Self.kind(path: path)
+        do {
+            return try body(kind.decoderType)
+        } catch .notMP3(let path, let reason) where kind == .mp3 && !path.lowercased().hasSuffix(".mp3") {
+            throw .unsupported(path: path, reason: "none of FLAC, Ogg Vorbis, Opus or MP3: \(reason)")
+        }
     }
 
     private static func readHead(_ descriptor: Int32, at offset: Int) -> [UInt8] {

@@ -15,7 +15,8 @@ public struct FIFOFormat: Sendable, Hashable, CustomStringConvertible {
     /// snapserver's default and the output's: `48000:16:2`.
     public static let standard = FIFOFormat(sampleRate: 48000, bitsPerSample: 16, channels: 2)
 
-    private init(sampleRate: Int, bitsPerSample: Int, channels: Int) {
+    /// A format the caller vouches for: a rate from 8000 to 384000, 16, 24 or 32 bits, 1 to 8 channels.
+    init(sampleRate: Int, bitsPerSample: Int, channels: Int) {
         self.sampleRate = sampleRate
         self.bitsPerSample = bitsPerSample
         self.channels = channels

@@ -5,8 +5,10 @@
 /// An output that writes exactly the frames it receives to a RIFF/WAVE file, unpaced.
 ///
 /// The header is patched with the real sizes on every `close()`, so the file is valid once closed.
-/// Reopening with the same format appends to the same file (a stream that pauses its output keeps
-/// one recording); another format cannot share a WAV file and is refused.
+/// Reopening appends to the same file (a stream that pauses its output keeps one recording). A song of
+/// another format than the file's is converted to the file's (libsoxr for the rate, channels mapped,
+/// as the FIFO output converts): a queue of several formats records as one file, in the first song's
+/// format. Only a float file cannot take another format, and refuses it.
 public final class WAVOutput: AudioOutput {
     /// Where the file is written.
     public let path: String
@@ -16,6 +18,8 @@ public final class WAVOutput: AudioOutput {
     /// The format of the data already in the file, if the file has been created.
     private var fileFormat: AudioFormat?
     private var dataBytes = 0
+    /// Converts songs of another format than the file's; nil while the song's format is the file's.
+    private var conversion: Resampler?
     /// 24-bit samples packed into three bytes each, reused from write to write.
     private var packed: [UInt8] = []
 
@@ -32,12 +36,25 @@ public final class WAVOutput: AudioOutput {
 
     public func open(format: AudioFormat) throws(OutputError) {
         if self.format == format { return }
+        var conversion: Resampler?
         if let fileFormat = self.fileFormat, fileFormat != format {
-            throw .formatRejected(
-                output: self.name, format: format, call: "open",
-                reason: "the file already holds \(fileFormat.readableDescription) audio")
+            guard fileFormat.sampleFormat != .float32 else {
+                throw .formatRejected(
+                    output: self.name, format: format, call: "open",
+                    reason: "the file already holds \(fileFormat.readableDescription) audio")
+            }
+            do throws(ResamplerError) {
+                conversion = try Resampler(
+                    input: format,
+                    output: FIFOFormat(
+                        sampleRate: fileFormat.sampleRate, bitsPerSample: fileFormat.sampleFormat.bits,
+                        channels: fileFormat.channels))
+            } catch {
+                throw .formatRejected(output: self.name, format: format, call: "soxr_create", reason: error.reason)
+            }
         }
         self.close()
+        self.conversion = conversion
         let appending = self.fileFormat != nil
         let flags = O_WRONLY | O_CLOEXEC | (appending ? 0 : O_CREAT | O_TRUNC)
         let descriptor = Glibc.open(self.path, flags, 0o644)
@@ -57,7 +74,26 @@ public final class WAVOutput: AudioOutput {
     }
 
     public func write(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
-        guard let format = self.format else { throw .notOpen(output: self.name) }
+        guard self.format != nil else { throw .notOpen(output: self.name) }
+        guard let conversion = self.conversion else { return try self.writeInFileFormat(frames) }
+        try self.writeInFileFormat(conversion.process(frames))
+    }
+
+    private func writeInFileFormat(_ bytes: [UInt8]) throws(OutputError) {
+        let failure = bytes.withUnsafeBytes { raw -> OutputError? in
+            do throws(OutputError) {
+                try self.writeInFileFormat(raw)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Writes samples in the file's format (24-bit ones in 32-bit words, packed here).
+    private func writeInFileFormat(_ frames: UnsafeRawBufferPointer) throws(OutputError) {
+        guard let format = self.fileFormat else { throw .notOpen(output: self.name) }
         guard format.sampleFormat == .signed24 else {
             try self.writeAll(frames)
             self.dataBytes += frames.count
@@ -91,10 +127,15 @@ public final class WAVOutput: AudioOutput {
 
     public func drain() throws(OutputError) {
         guard self.format != nil else { throw .notOpen(output: self.name) }
+        // What the resampler holds back belongs to the song that ends.
+        if let conversion = self.conversion {
+            try self.writeInFileFormat(conversion.flush())
+        }
     }
 
     public func drop() throws(OutputError) {
         guard self.format != nil else { throw .notOpen(output: self.name) }
+        self.conversion?.reset()
     }
 
     public var delayFrames: Int { 0 }

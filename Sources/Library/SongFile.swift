@@ -46,7 +46,12 @@ public enum SongFile {
                 }
             }
         }
-        return try Self.read(path: path, kind: AudioDecoders.kind(path: path), reader: reader)
+        let kind = try AudioDecoders.kind(path: path)
+        if kind == .mp3 {
+            // No format's marker under another name: MP3 (rare) or nothing, which AudioDecoders names so.
+            return Self.mp3(try AudioDecoders.facts(path: path))
+        }
+        return try Self.read(path: path, kind: kind, reader: reader)
     }
 
     private static func read(path: String, kind: AudioFileKind, reader: SongReader) throws(DecoderError) -> Facts {

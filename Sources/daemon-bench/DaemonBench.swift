@@ -9,9 +9,11 @@
 //   daemon-bench rss PID                              a process's resident memory, now
 //   daemon-bench add-dir SOCKET URI EXPECTED          one `add` of a directory, timed alone, and
 //                                                     again with another client's round trips during it
-//   daemon-bench make-library DIR COUNT               a tagged library of COUNT songs (LibraryTree.swift)
+//   daemon-bench make-library DIR COUNT [mixed]       a tagged library of COUNT songs (LibraryTree.swift),
+//                                                     MP3 or MP3, FLAC, Vorbis, Opus in turn
 //   daemon-bench library-start|library-update|library-query|library-stream ...
 //                                                     the library's figures (LibraryBench.swift)
+//   daemon-bench playing SOCKET                       state, audio format and file being played
 //   daemon-bench soak SOCKET PID MUSIC-DIR [...]      hostile clients against a running daemon for a
 //                                                     while (scripts/soak.sh); PASS/FAIL lines
 // Results are printed as `key value` lines on stdout for scripts (scripts/bench-daemon.sh) to collect;
@@ -56,7 +58,7 @@ enum DaemonBench {
         [
             StartCommand.self, RoundTripCommand.self, FillCommand.self, ClientsCommand.self, RSSCommand.self,
             AddDirectoryCommand.self, MakeLibraryCommand.self, LibraryStartCommand.self, LibraryUpdateCommand.self,
-            LibraryQueryCommand.self, LibraryQueryEachCommand.self, LibraryStreamCommand.self,
+            LibraryQueryCommand.self, LibraryQueryEachCommand.self, LibraryStreamCommand.self, PlayingCommand.self,
             SoakCommand.self,
         ]
     }

@@ -126,18 +126,24 @@ func waitForLibrary(
     }
 }
 
-/// `daemon-bench library-start SOCKET SONGS [--log FILE] -- COMMAND...`: spawns COMMAND (its stdout
-/// and stderr appended to FILE, or to /dev/null); prints `pid`, `ready_ms` (its greeting), `stats_ms`
-/// (`stats` says SONGS songs), `idle_ms` (and `status` shows no update job) and `rss_kb` then.
+/// `daemon-bench library-start SOCKET SONGS [--log FILE] [--timeout SECONDS] -- COMMAND...`: spawns
+/// COMMAND (its stdout and stderr appended to FILE, or to /dev/null); prints `pid`, `ready_ms` (its
+/// greeting), `stats_ms` (`stats` says SONGS songs), `idle_ms` (and `status` shows no update job) and
+/// `rss_kb` then. It gives up after SECONDS (300) without SONGS songs.
 enum LibraryStartCommand: BenchCommand {
     static let name = "library-start"
-    static let usage = "daemon-bench library-start SOCKET SONGS [--log FILE] -- COMMAND..."
+    static let usage = "daemon-bench library-start SOCKET SONGS [--log FILE] [--timeout SECONDS] -- COMMAND..."
 
     static func run(_ arguments: [String]) throws(BenchFailure) {
         var arguments = arguments
         var log = "/dev/null"
-        if arguments.count >= 4 && arguments[2] == "--log" {
-            log = arguments[3]
+        var timeout = 300
+        while arguments.count >= 4 && ["--log", "--timeout"].contains(arguments[2]) {
+            if arguments[2] == "--log" {
+                log = arguments[3]
+            } else {
+                timeout = try integerArgument(arguments[3], named: "SECONDS", atLeast: 1, usage: self.usage)
+            }
             arguments.removeSubrange(2...3)
         }
         guard arguments.count >= 4, arguments[2] == "--" else { throw .usage(self.usage) }
@@ -170,9 +176,12 @@ enum LibraryStartCommand: BenchCommand {
         }
         guard let connection else { throw .daemon("\(command[0]) did not answer on \(socketPath) within 60 s") }
         print("ready_ms \(Double(monotonicNanoseconds() - started) / 1e6)")
-        let stats = try waitForLibrary(connection, songs: songs, waitingForJob: false, started: started)
+        let seconds = Int64(timeout)
+        let stats = try waitForLibrary(
+            connection, songs: songs, waitingForJob: false, started: started, timeoutSeconds: seconds)
         print("stats_ms \(Double(stats) / 1e6)")
-        let idle = try waitForLibrary(connection, songs: songs, waitingForJob: true, started: started)
+        let idle = try waitForLibrary(
+            connection, songs: songs, waitingForJob: true, started: started, timeoutSeconds: seconds)
         print("idle_ms \(Double(idle) / 1e6)")
         print("rss_kb \(try ResidentMemory(pid: pid).residentKilobytes)")
     }

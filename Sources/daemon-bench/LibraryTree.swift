@@ -12,19 +12,25 @@
 /// (of the generator), `songs`,
 /// `artists`, `big_directory` and `big_songs` (a top-level directory of a tenth of the songs),
 /// `search_term` and `search_songs`, `find_album` and `find_songs`, `lsinfo_dir` and `lsinfo_songs`.
+/// With `mixed`, the songs are MP3, FLAC, Ogg Vorbis and Ogg Opus in turn (LibraryFormats.swift), the
+/// same songs and tags otherwise, and `formats mixed` is printed too.
 enum MakeLibraryCommand: BenchCommand {
     static let name = "make-library"
-    static let usage = "daemon-bench make-library DIR COUNT"
+    static let usage = "daemon-bench make-library DIR COUNT [mixed]"
 
     static func run(_ arguments: [String]) throws(BenchFailure) {
-        guard arguments.count == 2 else { throw .usage(self.usage) }
+        guard arguments.count == 2 || (arguments.count == 3 && arguments[2] == "mixed") else {
+            throw .usage(self.usage)
+        }
+        let mixed = arguments.count == 3
         let count = try integerArgument(arguments[1], named: "COUNT", atLeast: 10, usage: self.usage)
         let root = arguments[0]
         guard mkdir(root, 0o755) == 0 else {
             throw .system(SystemCallError(function: "mkdir(\(root))", code: errno))
         }
         let audio = try self.encodeAudio(in: root)
-        let plan = LibraryPlan(songs: count)
+        let templates = mixed ? try FormatTemplates.encode(in: root, mp3: audio) : nil
+        let plan = LibraryPlan(songs: count, mixed: mixed)
         var made = Set<String>()
         for song in plan.songs {
             let directory = song.artist + "/" + song.albumDirectory
@@ -36,9 +42,10 @@ enum MakeLibraryCommand: BenchCommand {
                 try makeDirectory(root + "/" + directory)
                 made.insert(directory)
             }
-            try writeFile(root + "/" + song.path, song.tag() + audio)
+            try writeFile(root + "/" + song.path, templates?.file(song, format: song.format) ?? song.tag() + audio)
         }
         for line in plan.summary { print(line) }
+        if mixed { print("formats mixed") }
     }
 
     /// 0.2 s of a quiet 440 Hz tone, mono, CBR 32 kbit/s, as lame writes it from sox's WAV: the MPEG
@@ -79,11 +86,13 @@ struct PlannedSong {
     let track: Int
     let tracks: Int
     let title: String
+    /// The file's format: MP3 but in a mixed library.
+    var format = LibraryFormat.mp3
 
     var albumDirectory: String { "\(self.album) (\(self.year))" }
     var path: String {
         let number = self.track < 10 ? "0\(self.track)" : "\(self.track)"
-        return "\(self.artist)/\(self.albumDirectory)/\(number) \(self.title).mp3"
+        return "\(self.artist)/\(self.albumDirectory)/\(number) \(self.title).\(self.format.suffix)"
     }
 
     /// The song's ID3v2.4 tag: UTF-8 text frames, no padding.
@@ -118,7 +127,8 @@ struct LibraryPlan {
     private(set) var songs: [PlannedSong] = []
     private(set) var summary: [String] = []
 
-    init(songs count: Int) {
+    /// With `mixed`, song N is in format N % 4 of `LibraryFormat.allCases`.
+    init(songs count: Int, mixed: Bool = false) {
         var random = SplitMix64(seed: 0x706C_6179_6572_64)
         let artists = Self.artists(&random)
         let bigSongs = count / 10
@@ -148,10 +158,11 @@ struct LibraryPlan {
                 // Only among the first 20,000 songs: the same songs match in every larger library, so
                 // a search's answer does not grow with it and its time shows the search alone.
                 if self.songs.count % 499 == 7 && self.songs.count < 20_000 { title += " " + Self.rareWord }
+                let format = mixed ? LibraryFormat.allCases[self.songs.count % LibraryFormat.allCases.count] : .mp3
                 self.songs.append(
                     PlannedSong(
                         artist: artist, album: album, year: year, genre: genre, track: track, tracks: tracks,
-                        title: title))
+                        title: title, format: format))
             }
             albumTitleSongs[album, default: 0] += tracks
             if !inBig {

@@ -2,6 +2,8 @@
 // of a running mpd. scripts/bench-engine.sh runs it and makes the table; each mode prints lines of
 // space-separated figures that the script reads.
 
+import Audio
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -19,6 +21,9 @@ let usage = """
                                                       writes HEADER_BYTES before the audio (playerd wav:)
            engine-bench mpd-usage SOCKET PID SONG SECONDS LONG_SONG
                                                       mpd's CPU playing SONG, RSS idle and playing LONG_SONG
+           engine-bench decode FILE [s16|f32] [--stdout]
+                                                      FILE decoded as fast as it goes (its PCM to standard
+                                                      output with --stdout); `decoded FRAMES FORMAT KIND NS`
     """
 
 /// The argument at `index`, or the usage and exit.
@@ -53,6 +58,13 @@ do {
     case "mpd-usage":
         try await measurePeerUsage(
             socket: argument(2), pid: argument(3), song: argument(4), seconds: number(5), longSong: argument(6))
+    case "decode":
+        let options = CommandLine.arguments.dropFirst(3)
+        let sampleFormat: SampleFormat = options.contains("f32") ? .float32 : .signed16
+        for option in options where !["s16", "f32", "--stdout"].contains(option) {
+            fail("unknown option \(option)\n\(usage)")
+        }
+        measureDecoding(file: argument(2), sampleFormat: sampleFormat, toStandardOutput: options.contains("--stdout"))
     default:
         fail(usage)
     }

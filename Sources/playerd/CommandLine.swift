@@ -188,7 +188,7 @@ struct CommandLineOptions {
 
     static var help: String {
         var text = """
-            OVERVIEW: The playerd music daemon: plays MP3 through ALSA, controlled over an MPD-protocol socket.
+            OVERVIEW: The playerd music daemon: plays MP3, FLAC, Ogg Vorbis and Opus through ALSA, controlled over an MPD-protocol socket.
 
             Every option can also be set through its environment variable, which the command line overrides.
             Outputs: \(OutputSpec.validForms), each optionally followed by \(ConfiguredOutput.attributeForms).

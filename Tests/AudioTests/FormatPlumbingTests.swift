@@ -69,6 +69,34 @@ struct FormatPlumbingTests {
         #expect(decoder.lengthFrames == 44100)
     }
 
+    @Test("bytes of no format named .flac are refused as none of the formats; named .mp3, as no MP3")
+    func noFormatAtAll() throws {
+        let scratch = try ScratchDirectory()
+        let garbage = scratch.path("noise.flac")
+        try Data(repeating: 0x47, count: 800).write(to: URL(fileURLWithPath: garbage))
+        func expectRefused(_ error: DecoderError?) {
+            #expect(error?.path == garbage)
+            #expect(
+                error?.description.hasPrefix(garbage + ": not a format playerd decodes (none of FLAC") == true,
+                "\(String(describing: error))")
+        }
+        do {
+            _ = try AudioDecoders.open(path: garbage)
+            expectRefused(nil)
+        } catch {
+            expectRefused(error)
+        }
+        do {
+            _ = try AudioDecoders.facts(path: garbage)
+            expectRefused(nil)
+        } catch {
+            expectRefused(error)
+        }
+        #expect(throws: DecoderError.notMP3(path: fixture("random.mp3"), reason: "no MPEG audio frames found")) {
+            try AudioDecoders.facts(path: fixture("random.mp3"))
+        }
+    }
+
     @Test("song suffixes: mp3, flac, ogg, oga, opus in any case; nothing else")
     func suffixes() {
         for name in ["a.mp3", "B.FLAC", "c.Ogg", "d.oga", "e.opus", "dir.x/f.OPUS"] {

@@ -290,7 +290,7 @@ struct WAVOutputTests {
         #expect(Array(pcm[28..<32]) == [0x10, 0xb1, 0x02, 0])  // 176400 bytes a second
     }
 
-    @Test("reopening with the same format appends; another format is refused")
+    @Test("reopening with the same format appends; another format is converted to the file's, whole")
     func reopen() throws {
         let scratch = try ScratchDirectory()
         let path = scratch.path("out.wav")
@@ -298,16 +298,32 @@ struct WAVOutputTests {
         let a = try play(fixture("gapless-a.mp3"), into: output)
         output.close()
         let b = try play(fixture("gapless-b.mp3"), into: output)
+        // 3 s of 48 kHz mono: resampled to 44.1 kHz, each sample in both channels; drain writes soxr's tail.
+        try play(fixture("mono-48k-vbr.mp3"), into: output)
+        output.close()
+        let file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        expectSamePCM(Array(file[44..<44 + a.count + b.count]), a + b)
+        let converted = Array(file.dropFirst(44 + a.count + b.count))
+        #expect(converted.count == 132_300 * 4)
+        let samples = converted.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        #expect((0..<samples.count / 2).allSatisfy { samples[2 * $0] == samples[2 * $0 + 1] })
+        #expect(samples.contains { abs(Int($0)) > 1000 })
+        let dataSize = withUnsafeBytes(of: UInt32(file.count - 44).littleEndian) { [UInt8]($0) }
+        #expect(Array(file[40..<44]) == dataSize)
+        #expect(String(decoding: try run("/usr/bin/soxi", ["-r", path]).stdout, as: UTF8.self) == "44100\n")
+    }
+
+    @Test("a float file refuses another format: nothing to convert floats to")
+    func floatFileRefusesAnotherFormat() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("out.wav")
+        let output = WAVOutput(path: path)
+        try play(fixture("one-second.mp3"), into: output, sampleFormat: .float32)
         let error = #expect(throws: OutputError.self) {
             try output.open(format: AudioFormat(sampleRate: 48000, channels: 1, sampleFormat: .signed16))
         }
         #expect(error?.description.hasPrefix("wav:\(path): format 48000 Hz mono s16 not supported") == true)
         output.close()
-        let file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(file.count == 44 + a.count + b.count)
-        expectSamePCM(Array(file.dropFirst(44)), a + b)
-        let dataSize = withUnsafeBytes(of: UInt32(a.count + b.count).littleEndian) { [UInt8]($0) }
-        #expect(Array(file[40..<44]) == dataSize)
     }
 
     @Test("a file never blocks: no room to wait for")
