@@ -87,6 +87,7 @@ public final class OpusDecoder: AudioDecoder {
         let average = op_bitrate(file, -1)
         self.bitrate = average > 0 ? Int((Int64(average) + 500) / 1000) : 0
         self.scratch = [Float](repeating: 0, count: Self.chunkFrames * channels)
+        stream.decodePlainly()
         self.stream = stream
     }
 
@@ -362,9 +363,33 @@ final class OpusStream {
         self.source = source
     }
 
+    /// Decodes mono and stereo links through a plain libopus decoder (see `PlainOpusDecoding`).
+    private var plainDecoding: PlainOpusDecoding?
+
     deinit {
         op_free(self.file)
         _ = Glibc.close(self.source.descriptor)
+    }
+
+    /// The packets `decodePlainly` had decoded by a plain decoder so far.
+    var plainlyDecodedPackets: Int { self.plainDecoding?.packets ?? 0 }
+
+    /// Has libopusfile hand the packets of its mono and stereo links to a `PlainOpusDecoding` instead
+    /// of decoding them with its multistream decoder: the same samples, bit for bit, in less than half
+    /// the CPU. Call once, before decoding.
+    func decodePlainly() {
+        guard self.plainDecoding == nil else { return }
+        let decoding = PlainOpusDecoding(file: self.file)
+        guard decoding.hasPlainLinks else { return }
+        self.plainDecoding = decoding
+        op_set_decode_callback(
+            self.file,
+            { context, theirs, pcm, packet, samples, channels, format, link in
+                guard let context else { return OP_DEC_USE_DEFAULT }
+                return Unmanaged<PlainOpusDecoding>.fromOpaque(context).takeUnretainedValue().decode(
+                    packet: packet, into: pcm, samples: samples, channels: channels, format: format, link: link,
+                    theirs: theirs)
+            }, Unmanaged.passUnretained(decoding).toOpaque())
     }
 
     /// The first link's comments, in file order; comments without `=` or with an empty name are left
@@ -476,5 +501,106 @@ enum OggEndOfStream {
         var value = UInt32(index) << 24
         for _ in 0..<8 { value = value & 0x8000_0000 != 0 ? value << 1 ^ 0x04c1_1db7 : value << 1 }
         return value
+    }
+}
+
+/// Decodes the packets of an Ogg Opus file's mono and stereo links (channel mapping family 0: one
+/// Opus stream) with a plain libopus `OpusDecoder`, for libopusfile's decode callback.
+///
+/// libopusfile decodes through a multistream decoder, which runs libopus's CPU feature check
+/// (`cpuid`, which traps to the hypervisor on a virtual machine) on every packet; a plain decoder
+/// checks once, when created. libopusfile keeps the rest: the Ogg demuxing, pre-skip, end trimming,
+/// seeking, holes. The samples are the multistream decoder's bit for bit (one stream, the same
+/// decode), provided this decoder's state follows libopusfile's: it carries the link's output gain
+/// (`OPUS_SET_GAIN`, as libopusfile sets on its own, with no gain offset) and is reset whenever
+/// libopusfile resets its own, at a seek and at a new link. libopusfile's decoder decodes nothing
+/// while this one does, so the duration of its last packet is 0 exactly when it was just created or
+/// reset; after each reset this marks it with a 120-sample concealment (silence, overwritten).
+/// Links of more channels, and anything unexpected, are left to libopusfile (`OP_DEC_USE_DEFAULT`).
+final class PlainOpusDecoding {
+    /// What a link needs: whether it is decoded here, its channels, its output gain (Q7.8 dB).
+    struct Link {
+        let plain: Bool
+        let channels: Int32
+        let gain: Int32
+    }
+
+    /// The smallest Opus frame (2.5 ms at 48 kHz): the marking concealment's length.
+    static let markFrames: Int32 = 120
+
+    let links: [Link]
+    private var decoder: OpaquePointer?
+    private var decoderChannels: Int32 = 0
+    private var currentLink: Int32 = -1
+    /// Set when marking libopusfile's decoder failed: from then on libopusfile decodes.
+    private var givenUp = false
+    /// The packets decoded here so far.
+    private(set) var packets = 0
+
+    init(file: OpaquePointer) {
+        let count = max(1, Int(op_link_count(file)))
+        self.links = (0..<count).map { index in
+            guard let head = op_head(file, Int32(index))?.pointee else {
+                return Link(plain: false, channels: 0, gain: 0)
+            }
+            let plain = head.mapping_family == 0 && head.stream_count == 1 && (1...2).contains(head.channel_count)
+            return Link(plain: plain, channels: head.channel_count, gain: min(max(head.output_gain, -32768), 32767))
+        }
+    }
+
+    deinit {
+        if let decoder = self.decoder { opus_decoder_destroy(decoder) }
+    }
+
+    /// Whether any link is decoded here.
+    var hasPlainLinks: Bool { self.links.contains { $0.plain } }
+
+    /// libopusfile's decode callback: decodes `packet` into `pcm` (room for `samples` × `channels`
+    /// floats) and returns 0, or an Opus error code, or `OP_DEC_USE_DEFAULT` for libopusfile to decode.
+    func decode(
+        packet: UnsafePointer<ogg_packet>?, into pcm: UnsafeMutableRawPointer?, samples: Int32, channels: Int32,
+        format: Int32, link: Int32, theirs: OpaquePointer?
+    ) -> Int32 {
+        guard !self.givenUp, format == OP_DEC_FORMAT_FLOAT, link >= 0, Int(link) < self.links.count,
+            self.links[Int(link)].plain, self.links[Int(link)].channels == channels, samples >= Self.markFrames,
+            let packet, let pcm, let theirs
+        else { return OP_DEC_USE_DEFAULT }
+        let bytes = packet.pointee.bytes
+        guard bytes >= 0, bytes <= Int(Int32.max) else { return OPUS_INVALID_PACKET }
+        let target = pcm.assumingMemoryBound(to: Float.self)
+        let fresh = playerd_opus_ms_last_packet_duration(theirs) == 0
+        if fresh {
+            // Marks libopusfile's decoder, to see its next reset; `pcm` is overwritten below.
+            guard opus_multistream_decode_float(theirs, nil, 0, target, Self.markFrames, 0) == Self.markFrames else {
+                self.givenUp = true
+                return OP_DEC_USE_DEFAULT
+            }
+        }
+        let decoder: OpaquePointer
+        if let existing = self.decoder, self.decoderChannels == channels {
+            decoder = existing
+            if fresh || link != self.currentLink { _ = playerd_opus_reset(decoder) }
+        } else {
+            if let existing = self.decoder { opus_decoder_destroy(existing) }
+            var error: Int32 = 0
+            guard let created = opus_decoder_create(Int32(OpusStream.sampleRate), channels, &error) else {
+                self.decoder = nil
+                self.givenUp = true
+                return OPUS_ALLOC_FAIL
+            }
+            decoder = created
+            self.decoder = created
+            self.decoderChannels = channels
+            self.currentLink = -1
+        }
+        if link != self.currentLink {
+            _ = playerd_opus_set_gain(decoder, self.links[Int(link)].gain)
+            self.currentLink = link
+        }
+        let decoded = opus_decode_float(decoder, packet.pointee.packet, Int32(bytes), target, samples, 0)
+        if decoded < 0 { return decoded }
+        guard decoded == samples else { return OPUS_INTERNAL_ERROR }
+        self.packets += 1
+        return 0
     }
 }

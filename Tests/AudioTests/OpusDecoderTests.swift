@@ -1,3 +1,4 @@
+import COpusFile
 import Foundation
 import MusicTags
 import Testing
@@ -591,6 +592,78 @@ struct OpusBadInputTests {
         try decoder.seek(toFrame: 30000)
         expectSamePCM(try decodeRest(decoder), Array(pcm[(30000 * 4)...]))
         #expect(try OpusDecoder.facts(path: chained).channels == 1)
+    }
+
+    /// The plain decoder (`PlainOpusDecoding`) against libopusfile's own multistream decoder, through
+    /// libopusfile without this decoder's seek preroll: after each `op_pcm_seek` (80 ms of preroll only)
+    /// the samples match bit for bit only if the plain decoder is reset exactly when libopusfile resets
+    /// its own, and across links only if it takes each link's output gain.
+    @Test("mono and stereo packets go to a plain libopus decoder: the same floats, seeks and links included")
+    func plainDecoderMatchesMultistream() throws {
+        let scratch = try ScratchDirectory()
+        let first = try OpusMaterial.stereo48(scratch, seconds: 2, ["--bitrate", "96"])
+        let second = try OpusMaterial.stereo48(scratch, seconds: 1.5, ["--bitrate", "24"])
+        let monoWAV = try OpusMaterial.source(scratch, "m.wav", rate: 48000, channels: 1, seconds: 1)
+        let mono = try OpusMaterial.encode(scratch, monoWAV, "m.opus")
+        let last = try OpusMaterial.stereo48(scratch, seconds: 2, ["--bitrate", "160"])
+        var gained = OggPage.pages([UInt8](try Data(contentsOf: URL(fileURLWithPath: second))))
+        // -3 dB in Q7.8 in the second link's OpusHead.
+        gained[0].body[16] = UInt8(truncatingIfNeeded: -768)
+        gained[0].body[17] = UInt8(truncatingIfNeeded: -768 >> 8)
+        let path = scratch.path("chain.opus")
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: first)))
+        bytes += gained.flatMap(\.bytes)
+        bytes += [UInt8](try Data(contentsOf: URL(fileURLWithPath: mono)))
+        bytes += [UInt8](try Data(contentsOf: URL(fileURLWithPath: last)))
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let plain = try OpusStream(path: path)
+        plain.decodePlainly()
+        let multistream = try OpusStream(path: path)
+        #expect(op_link_count(plain.file) == 4)
+        let total = Int(op_pcm_total(plain.file, -1))
+        #expect(total == 96000 + 72000 + 48000 + 96000)
+        // Up to `frames` frames from where the stream is, as floats' bits, links' channels as they come.
+        func read(_ stream: OpusStream, frames: Int) -> [UInt32] {
+            var out: [UInt32] = []
+            var buffer = [Float](repeating: 0, count: 5760 * 2)
+            var done = 0
+            while done < frames {
+                let got = buffer.withUnsafeMutableBufferPointer {
+                    op_read_float(stream.file, $0.baseAddress, Int32($0.count), nil)
+                }
+                if got == OP_HOLE { continue }
+                guard got > 0 else { break }
+                let channels = Int(op_channel_count(stream.file, -1))
+                out += buffer[0..<Int(got) * channels].map(\.bitPattern)
+                done += Int(got)
+            }
+            return out
+        }
+        // Compared whole, with the first difference named (an #expect of the arrays would print them).
+        func expectSameBits(_ mine: [UInt32], _ theirs: [UInt32], _ what: String) {
+            let first = zip(mine, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(mine.count == theirs.count && first == nil, "\(what): first difference at sample \(first ?? -1)")
+        }
+        let whole = read(plain, frames: total)
+        #expect(whole.count == (96000 + 72000 + 96000) * 2 + 48000)
+        expectSameBits(whole, read(multistream, frames: total), "straight through")
+        #expect(plain.plainlyDecodedPackets >= total / 960)
+        #expect(multistream.plainlyDecodedPackets == 0)
+        for target in [0, 1000, 50_000, 95_000, 96_500, 150_000, 170_000, 200_000, 30_000, 260_000, total - 100] {
+            #expect(op_pcm_seek(plain.file, Int64(target)) == 0)
+            #expect(op_pcm_seek(multistream.file, Int64(target)) == 0)
+            let mine = read(plain, frames: 20000)
+            #expect(!mine.isEmpty)
+            expectSameBits(mine, read(multistream, frames: 20000), "seek to \(target)")
+        }
+
+        // More channels than two: libopusfile's multistream decoder does it all.
+        let wav = try OpusMaterial.source(scratch, "six.wav", rate: 48000, channels: 6, seconds: 0.5)
+        let six = try OpusStream(path: try OpusMaterial.encode(scratch, wav, "six.opus"))
+        six.decodePlainly()
+        #expect(read(six, frames: 24000).count == 24000 * 6)
+        #expect(six.plainlyDecodedPackets == 0)
     }
 
     @Test("opening and decoding bad and good Opus files many times leaks neither memory nor descriptors")
