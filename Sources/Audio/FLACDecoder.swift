@@ -58,7 +58,7 @@ public final class FLACDecoder: AudioDecoder {
         self.format = AudioFormat(sampleRate: info.sampleRate, channels: info.channels, sampleFormat: produced)
         self.lengthFrames = info.totalSamples
         self.tags = VorbisComments.tags(stream.comments)
-        self.mixRamp = FLACStream.mixRamp(stream.comments)
+        self.mixRamp = VorbisComments.mixRamp(stream.comments)
         let scale = replayGain.scale(for: VorbisComments.storedGain(stream.comments))
         self.gainFactor = scale.factor
         self.appliedGainDB = scale.decibels

@@ -406,20 +406,6 @@ final class FLACStream {
         return "\(tenths / 10).\(tenths % 10)"
     }
 
-    /// The MIXRAMP_START and MIXRAMP_END comments, names in any case (MPD's `ParseMixRampVorbis`: the
-    /// last non-empty one counts).
-    static func mixRamp(_ comments: [(name: String, value: String)]) -> MixRamp {
-        var ramp = MixRamp()
-        for comment in comments where !comment.value.isEmpty {
-            switch comment.name.lowercased() {
-            case "mixramp_start": ramp.start = comment.value
-            case "mixramp_end": ramp.end = comment.value
-            default: continue
-            }
-        }
-        return ramp
-    }
-
     /// The file's bytes over its duration, in kbit/s; 0 when the length is unknown.
     static func averageBitrate(fileSize: UInt64, info: Info) -> Int {
         guard let total = info.totalSamples, total > 0 else { return 0 }

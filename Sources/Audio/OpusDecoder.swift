@@ -80,7 +80,7 @@ public final class OpusDecoder: AudioDecoder {
         self.lengthFrames = total >= 0 ? Int(total) : nil
         let comments = stream.comments()
         self.tags = Self.tags(comments)
-        self.mixRamp = Self.mixRamp(comments)
+        self.mixRamp = VorbisComments.mixRamp(comments)
         let scale = replayGain.scale(for: Self.storedGain(comments))
         self.gainFactor = scale.factor
         self.appliedGainDB = scale.decibels
@@ -247,18 +247,6 @@ public final class OpusDecoder: AudioDecoder {
             let magnitude = Int64(digits)
         else { return nil }
         return negative ? -magnitude : magnitude
-    }
-
-    static func mixRamp(_ comments: [(name: String, value: String)]) -> MixRamp {
-        var ramp = MixRamp()
-        for comment in comments {
-            switch comment.name.lowercased() {
-            case "mixramp_start": ramp.start = comment.value
-            case "mixramp_end": ramp.end = comment.value
-            default: continue
-            }
-        }
-        return ramp
     }
 
     /// The tags, format and length of an Opus file, from its headers and its last page (no audio is

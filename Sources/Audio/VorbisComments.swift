@@ -55,6 +55,20 @@ public enum VorbisComments {
         return found ? gain : nil
     }
 
+    /// The MixRamp profile in the comments (`MIXRAMP_START`, `MIXRAMP_END` in any case, as MPD's
+    /// `ParseMixRampVorbis` reads them); the last of each wins.
+    public static func mixRamp(_ comments: [(name: String, value: String)]) -> MixRamp {
+        var ramp = MixRamp()
+        for comment in comments {
+            switch comment.name.lowercased() {
+            case "mixramp_start": ramp.start = comment.value
+            case "mixramp_end": ramp.end = comment.value
+            default: continue
+            }
+        }
+        return ramp
+    }
+
     /// The front cover among `METADATA_BLOCK_PICTURE` comments (base64 FLAC picture blocks, as Ogg
     /// Vorbis and Opus files carry covers), else the first picture; nil when there is none.
     public static func picture(_ comments: [(name: String, value: String)]) -> EmbeddedPicture? {

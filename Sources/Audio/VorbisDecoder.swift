@@ -57,7 +57,7 @@ public final class VorbisDecoder: AudioDecoder {
         self.lengthFrames = file.lengthFrames
         let comments = file.comments()
         self.tags = VorbisComments.tags(comments)
-        self.mixRamp = VorbisDecoder.mixRamp(comments)
+        self.mixRamp = VorbisComments.mixRamp(comments)
         let scale = replayGain.scale(for: VorbisComments.storedGain(comments))
         self.gainFactor = scale.factor
         self.appliedGainDB = scale.decibels
@@ -201,19 +201,6 @@ public final class VorbisDecoder: AudioDecoder {
     private func seconds(_ frame: Int) -> String {
         let tenths = frame / max(1, self.format.sampleRate / 10)
         return "\(tenths / 10).\(tenths % 10) s"
-    }
-
-    /// The MixRamp profile in `comments` (MPD's `ParseMixRampVorbis`: names in any case).
-    static func mixRamp(_ comments: [(name: String, value: String)]) -> MixRamp {
-        var ramp = MixRamp()
-        for comment in comments {
-            switch comment.name.lowercased() {
-            case "mixramp_start": ramp.start = comment.value
-            case "mixramp_end": ramp.end = comment.value
-            default: continue
-            }
-        }
-        return ramp
     }
 
     // MARK: - Without decoding
