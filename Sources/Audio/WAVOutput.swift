@@ -106,14 +106,20 @@ public final class WAVOutput: AudioOutput {
             self.packed = [UInt8](repeating: 0, count: samples * 3)
         }
         let packedBytes = samples * 3
-        self.packed.withUnsafeMutableBytes { out in
+        let failure = self.packed.withUnsafeMutableBytes { out -> OutputError? in
             for index in 0..<samples {
                 out[index * 3] = frames[index * 4]
                 out[index * 3 + 1] = frames[index * 4 + 1]
                 out[index * 3 + 2] = frames[index * 4 + 2]
             }
+            do throws(OutputError) {
+                try self.writeAll(UnsafeRawBufferPointer(rebasing: out[0..<packedBytes]))
+                return nil
+            } catch {
+                return error
+            }
         }
-        try self.writeAll(Array(self.packed[0..<packedBytes]))
+        if let failure { throw failure }
         self.dataBytes += packedBytes
     }
 

@@ -90,21 +90,12 @@ struct BadInputTests {
         }
         // Each cycle yields: the test takes seconds of system calls, and holding one of the test pool's
         // threads (two on two cores) that long stalls the real-time engine tests running beside it.
-        for _ in 0..<20 {  // warm up allocator pools
-            cycle()
-            await Task.yield()
-        }
-        let memoryBefore = residentBytes()
-        let descriptorsBefore = openDescriptors()
-        for _ in 0..<120 {
-            cycle()
-            await Task.yield()
-        }
+        let growth = leakGrowth(rounds: 120, cycle)
         // An open mpg123 handle holds about 60 KiB: leaking one per open would cost over 40 MiB here.
-        #expect(residentBytes() - memoryBefore < 16 << 20)
+        #expect(growth.bytes < 16 << 20)
         // 720 opens: a descriptor leaked per open shows as hundreds. Other suites of this process (the
         // library's databases and watchers) open some meanwhile, so the bound leaves room for them.
-        #expect(openDescriptors() - descriptorsBefore < 200)
+        #expect(growth.descriptors < 200)
     }
 
     @Test func containerSniffing() {
@@ -116,13 +107,4 @@ struct BadInputTests {
         #expect(MP3Decoder.id3v2TagSize([0x49, 0x44, 0x33, 4, 0, 0, 0x80, 0, 1, 0]) == nil)
     }
 
-    private func residentBytes() -> Int {
-        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-        let pages = Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
-    private func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
-    }
 }

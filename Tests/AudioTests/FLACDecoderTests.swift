@@ -768,30 +768,12 @@ struct FLACBadInputTests {
                 _ = try? decoder.read(into: buffer)
             }
         }
-        for _ in 0..<20 {
-            cycle()
-            await Task.yield()
-        }
-        let memoryBefore = Self.residentBytes()
-        let descriptorsBefore = Self.openDescriptors()
-        for _ in 0..<150 {
-            cycle()
-            await Task.yield()
-        }
+        let growth = leakGrowth(rounds: 150, cycle)
         // A libFLAC decoder holds hundreds of KiB: one leaked per open would cost well over 100 MiB.
-        #expect(Self.residentBytes() - memoryBefore < 16 << 20)
-        #expect(Self.openDescriptors() - descriptorsBefore < 200)
+        #expect(growth.bytes < 16 << 20)
+        #expect(growth.descriptors < 200)
     }
 
-    static func residentBytes() -> Int {
-        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-        let pages = Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
-    static func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
-    }
 }
 
 @Suite("FLACDecoder.facts through libFLAC's metadata iterator")

@@ -685,31 +685,13 @@ struct OpusBadInputTests {
                 _ = try? decoder.read(into: buffer)
             }
         }
-        for _ in 0..<20 {
-            cycle()
-            await Task.yield()
-        }
-        let memoryBefore = residentBytes()
-        let descriptorsBefore = openDescriptors()
-        for _ in 0..<150 {
-            cycle()
-            await Task.yield()
-        }
+        let growth = leakGrowth(rounds: 150, cycle)
         // An open libopusfile handle with its decoder holds tens of KiB: leaking one per open (900 opens)
         // would cost far more than this.
-        #expect(residentBytes() - memoryBefore < 16 << 20)
-        #expect(openDescriptors() - descriptorsBefore < 200)
+        #expect(growth.bytes < 16 << 20)
+        #expect(growth.descriptors < 200)
     }
 
-    private func residentBytes() -> Int {
-        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-        let pages = Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
-    private func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
-    }
 }
 
 @Suite("OpusDecoder.facts: headers and the end-of-stream page, as mpd scans them")

@@ -1,5 +1,6 @@
 import Audio
 import Foundation
+import Synchronization
 import Testing
 
 /// The repository's Fixtures folder, found from this source file so tests run from any directory.
@@ -147,4 +148,29 @@ func expectSamePCM(
     Issue.record(
         "PCM differs: \(actual.count) bytes against \(expected.count) expected, first difference at byte \(firstDifference)\(note)",
         sourceLocation: sourceLocation)
+}
+
+/// How much resident memory and how many open descriptors `cycle` leaves behind: run 20 times to warm
+/// the allocator up, then measured across `rounds` more. Both figures are the whole process's, so the
+/// leak tests take turns (one lock): run beside each other, each saw the others' files and buffers.
+func leakGrowth(rounds: Int, _ cycle: () -> Void) -> (bytes: Int, descriptors: Int) {
+    leakMeasurement.withLock { _ in
+        for _ in 0..<20 { cycle() }
+        let memoryBefore = residentBytes()
+        let descriptorsBefore = openDescriptors()
+        for _ in 0..<rounds { cycle() }
+        return (residentBytes() - memoryBefore, openDescriptors() - descriptorsBefore)
+    }
+}
+
+private let leakMeasurement = Mutex(())
+
+private func residentBytes() -> Int {
+    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+    let pages = Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+private func openDescriptors() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
 }

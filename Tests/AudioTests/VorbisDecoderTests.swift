@@ -686,30 +686,12 @@ struct VorbisBadInputTests {
                 try? decoder.seek(toFrame: 100)
             }
         }
-        for _ in 0..<20 {
-            cycle()
-            await Task.yield()
-        }
-        let memoryBefore = Self.residentBytes()
-        let descriptorsBefore = Self.openDescriptors()
-        for _ in 0..<150 {
-            cycle()
-            await Task.yield()
-        }
+        let growth = leakGrowth(rounds: 150, cycle)
         // An open OggVorbis_File with its decoder holds tens of KiB: a leak per open shows as many MiB.
-        #expect(Self.residentBytes() - memoryBefore < 16 << 20)
-        #expect(Self.openDescriptors() - descriptorsBefore < 200)
+        #expect(growth.bytes < 16 << 20)
+        #expect(growth.descriptors < 200)
     }
 
-    private static func residentBytes() -> Int {
-        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-        let pages = Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
-    private static func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
-    }
 }
 
 @Suite("VorbisDecoder.facts: headers and the end-of-stream page, as mpd scans them")
