@@ -160,9 +160,19 @@ public final class AudioEngine: Sendable {
     /// Records the volume a mixer outside the engine reads; nil when there is none (see
     /// `PlayerContext.mirrorVolume`). Clients see it in `status` and are told of the change.
     public func mirrorVolume(_ volume: Int?) async {
+        await self.mirrorVolume(if: { true }, reading: { volume })
+    }
+
+    /// Like `mirrorVolume(_:)`, with the reading taken on the engine's queue, in order with every
+    /// other change, and only when `applies` still holds there: a mixer that has moved to another
+    /// partition's engine since the mirror was asked for leaves this one's volume alone.
+    public func mirrorVolume(if applies: @escaping @Sendable () -> Bool, reading: @escaping @Sendable () -> Int?)
+        async
+    {
         try? await self.submit { core throws(PlayerError) in
+            guard applies() else { return }
             try core.apply { context, _ in
-                context.mirrorVolume(volume)
+                context.mirrorVolume(reading())
                 return []
             }
         }

@@ -98,7 +98,10 @@ final class CardMixer: Sendable {
         guard self.state.withLock({ $0.engine }) != nil else { return }
         Task {
             guard let engine = self.state.withLock({ $0.engine }) else { return }
-            await engine.mirrorVolume(self.volume())
+            // Checked again on the engine's queue: a hand-over to another partition between here
+            // and there has already set this engine's volume to none, and must stay.
+            await engine.mirrorVolume(
+                if: { self.state.withLock { $0.engine } === engine }, reading: { self.volume() })
         }
     }
 

@@ -209,7 +209,9 @@ final class StatePersistence: Sendable {
     func start() {
         let task = Task { [self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
+                // Cancelled while asleep means shutting down: no save after `finish`'s, which would
+                // snapshot partitions already being taken apart (and lose them from the file).
+                guard (try? await Task.sleep(for: .seconds(1))) != nil else { return }
                 await self.saveIfNeeded()
             }
         }
@@ -218,7 +220,10 @@ final class StatePersistence: Sendable {
 
     /// Saves now, whatever changed, and stops the background saving.
     func finish() async {
-        self.task.withLock { $0?.cancel() }
+        let task = self.task.withLock { $0 }
+        task?.cancel()
+        // A save already under way ends first: the last word is this one's.
+        await task?.value
         await self.save(force: true)
     }
 
