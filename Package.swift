@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         .systemLibrary(
@@ -152,10 +154,34 @@ let package = Package(
             dependencies: ["CSdBus", "PlayerClient", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // The web remote (`--http`): a page and a JSON API over HTTP, and change events over a WebSocket,
+        // served by Hummingbird. Like MPRIS it is a client of the protocol: each browser's session is a
+        // network client of the daemon (the same permissions, passwords and limits as TCP), reached over
+        // a socketpair that playerd hands it. The page's files are embedded in the binary.
+        .target(
+            name: "WebRemote",
+            dependencies: [
+                "PlayerClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [
+                .embedInCode("Assets/index.html"),
+                .embedInCode("Assets/app.css"),
+                .embedInCode("Assets/app.js"),
+                .embedInCode("Assets/icon.svg"),
+                .embedInCode("Assets/openapi.yaml"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "playerd",
             dependencies: [
-                "PlayerDaemon", "MPRIS", "PlayerClient", "Audio", .product(name: "Logging", package: "swift-log"),
+                "PlayerDaemon", "MPRIS", "WebRemote", "PlayerClient", "Audio",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings,
             linkerSettings: executableLinkerSettings
