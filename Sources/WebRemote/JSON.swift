@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON value as the API writes it. Nulls are written out (`"album": null`), as the API's
 /// description promises, which Codable's synthesized encoders would leave out.
 indirect enum JSON: Sendable, Equatable {
@@ -38,7 +40,10 @@ indirect enum JSON: Sendable, Equatable {
                 if value == value.rounded(), abs(value) < 1e15 {
                     text += String(Int(value))
                 } else {
-                    text += String((value * 1000).rounded() / 1000)
+                    var fixed = String(format: "%.3f", value)
+                    while fixed.hasSuffix("0") { fixed.removeLast() }
+                    if fixed.hasSuffix(".") { fixed.removeLast() }
+                    text += fixed
                 }
             } else {
                 text += "null"
