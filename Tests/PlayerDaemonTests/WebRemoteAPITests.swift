@@ -198,6 +198,54 @@ struct WebRemoteAPITests {
         }
     }
 
+    /// The departures from the document schemathesis is known to find, as `METHOD PATH CODE`: play at a
+    /// position past the queue is the daemon's ACK 2 (400, where a valid request wants 2xx or 404); a
+    /// playlist name of 252 to 255 bytes makes a file name too long (500, naming the playlist directory);
+    /// `null` for an option is taken as leaving it alone.
+    static let knownSchemathesisFindings: Set<String> = [
+        "POST /api/player ST202", "POST /api/queue/save ST101", "POST /api/queue/save ST103", "PUT /api/options ST201",
+    ]
+
+    @Test("schemathesis (the project's .venv) checks every operation but the WebSocket against the server")
+    func schemathesis() throws {
+        let root = URL(fileURLWithPath: Paths.testsDirectory).deletingLastPathComponent().deletingLastPathComponent()
+        let tool = root.appendingPathComponent(".venv/bin/schemathesis").path
+        guard FileManager.default.isExecutableFile(atPath: tool) else {
+            throw HarnessError("\(tool) is missing: scripts/setup.sh test makes the project's .venv")
+        }
+        try withWebPlayerd { _, port in
+            // Every check but unsupported_method (an undocumented method is 404, Hummingbird's answer, not
+            // 405); the WebSocket is checked by liveEvents and openAPIDocumentAgainstServer.
+            // From a scratch directory: schemathesis leaves a .schemathesis folder where it runs.
+            let scratch = try Paths.makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let result = try runProgram(
+                "/usr/bin/env",
+                [
+                    "-C", scratch, tool, "run", "http://127.0.0.1:\(port)/api/openapi.yaml", "--checks", "all",
+                    "--exclude-checks",
+                    "unsupported_method", "--exclude-path", "/api/events", "--max-examples", "10",
+                    "--generation-deterministic", "--no-color",
+                ], within: .seconds(300))
+            var findings: Set<String> = []
+            var operation = ""
+            for line in result.stdout.split(separator: "\n") {
+                if line.hasPrefix("___"), line.hasSuffix("___") {
+                    operation = line.trimmingCharacters(in: CharacterSet(charactersIn: "_ "))
+                } else if line.hasPrefix("- ST"), let code = line.dropFirst(2).split(separator: " ").first {
+                    findings.insert(operation + " " + code)
+                }
+            }
+            #expect(result.stdout.contains("Tested: 27"), "\(result.stdout.suffix(3000))")
+            #expect(result.status == 0 || !findings.isEmpty, "\(result)")
+            let unknown = findings.subtracting(Self.knownSchemathesisFindings)
+            #expect(unknown.isEmpty, "\(unknown.sorted())\n\(result.stdout.suffix(12000))")
+            withKnownIssue("the server's known departures (knownSchemathesisFindings)", isIntermittent: true) {
+                #expect(findings.isEmpty, "\(findings.sorted())")
+            }
+        }
+    }
+
     @Test("the server answers no route the document leaves out")
     func noUndocumentedRoutes() throws {
         let document = try Self.document(try String(contentsOfFile: Self.documentPath, encoding: .utf8))
