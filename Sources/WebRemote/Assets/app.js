@@ -888,6 +888,7 @@ function showLogin() {
   $("#login-error").textContent = "";
   dialog.showModal();
   $("#login-password").focus();
+  renderConnection();
 }
 
 async function submitLogin(event) {
@@ -998,9 +999,16 @@ function connect() {
 
 function setConnected(value) {
   connected = value;
+  renderConnection();
+}
+
+/** The banner says the events are down, except while the login asks for the password they need. */
+function renderConnection() {
   const banner = $("#connection");
-  banner.textContent = value ? "" : "Connection lost — reconnecting…";
-  banner.hidden = value;
+  const shown = !connected && !$("#login").open;
+  const text = shown ? "Connection lost — reconnecting…" : "";
+  if (banner.textContent !== text) banner.textContent = text;
+  banner.hidden = !shown;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1019,6 +1027,7 @@ function start() {
   $("#outputs").addEventListener("change", onOutputChange);
   $("#cover").addEventListener("error", onCoverError);
   $("#login-form").addEventListener("submit", submitLogin);
+  $("#login").addEventListener("close", renderConnection);
   // Back from another tab: the clock slept while hidden.
   document.addEventListener("visibilitychange", () => { if (!document.hidden) redrawClock(); });
   renderModes();
