@@ -231,11 +231,28 @@ function renderNowPlaying() {
   $("#now-album").textContent = song && song.album ? song.album : "";
   document.title = song ? `${song.title} — playerd` : "playerd";
   setCover(song);
+  $("#now-audio").textContent = song && status.state !== "stop" ? audioText(status) : "";
+  if (status && status.error && status.error !== lastPlayerError) toast(status.error);
+  lastPlayerError = status ? status.error : null;
+  $("#library-updating").hidden = !(status && status.updating);
   const duration = status ? status.duration : null;
   $("#duration").textContent = duration != null ? formatTime(duration) : "";
   const seek = $("#seek");
   seek.disabled = duration == null || !(duration > 0) || !status || status.state === "stop";
   seek.max = duration != null && duration > 0 ? String(duration) : "0";
+}
+
+let lastPlayerError = null;
+
+/** "44.1 kHz · 16 bit · 320 kbps" from Status's audio ("rate:bits:channels") and bitrate. */
+function audioText(s) {
+  const parts = [];
+  const [rate, bits] = (s.audio || "").split(":");
+  if (Number(rate) > 0) parts.push(`${Number(rate) / 1000} kHz`);
+  if (bits === "f") parts.push("float");
+  else if (Number(bits) > 0) parts.push(`${bits} bit`);
+  if (s.bitrate) parts.push(`${s.bitrate} kbps`);
+  return parts.join(" · ");
 }
 
 const PLACEHOLDER_COVER = "/icon.svg";
@@ -908,7 +925,10 @@ async function submitLogin(event) {
   input.value = "";
   $("#login").close();
   refreshAll();
-  if (!socket) connect(); // the events may have been refused before the login too
+  if (!socket) {
+    backoff = 500;
+    connect(); // the events may have ended for want of the password too
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -964,7 +984,7 @@ function connect() {
   reconnectTimer = null;
   const ws = new WebSocket(eventsUrl());
   socket = ws;
-  let first = true;
+  let openedAt = null;
   ws.addEventListener("message", (event) => {
     let message;
     try {
@@ -972,10 +992,9 @@ function connect() {
     } catch {
       return;
     }
-    if (first) {
+    if (openedAt == null) {
       // The subscription stands: load everything now, so no change made before it is missed.
-      first = false;
-      backoff = 500;
+      openedAt = performance.now();
       setConnected(true);
       loadedOnce = true;
       refreshAll();
@@ -992,9 +1011,18 @@ function connect() {
       loadedOnce = true;
       refreshAll();
     }
-    reconnectTimer = setTimeout(connect, backoff);
-    backoff = Math.min(backoff * 2, 5000);
+    // The backoff starts again only after a connection that lasted: one the server ends at once
+    // (say, for want of permission) is not retried twice a second.
+    if (openedAt != null && performance.now() - openedAt > 5000) backoff = 500;
+    scheduleReconnect();
   });
+}
+
+/** Reconnects after the backoff (0.5 s doubling to 5 s); not while the login waits for a password. */
+function scheduleReconnect() {
+  if (socket || reconnectTimer || $("#login").open) return;
+  reconnectTimer = setTimeout(connect, backoff);
+  backoff = Math.min(backoff * 2, 5000);
 }
 
 function setConnected(value) {
@@ -1027,7 +1055,10 @@ function start() {
   $("#outputs").addEventListener("change", onOutputChange);
   $("#cover").addEventListener("error", onCoverError);
   $("#login-form").addEventListener("submit", submitLogin);
-  $("#login").addEventListener("close", renderConnection);
+  $("#login").addEventListener("close", () => {
+    renderConnection();
+    scheduleReconnect();
+  });
   // Back from another tab: the clock slept while hidden.
   document.addEventListener("visibilitychange", () => { if (!document.hidden) redrawClock(); });
   renderModes();
