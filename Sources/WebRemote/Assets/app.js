@@ -136,21 +136,40 @@ function songSubtitle(song) {
   return [song.artist, song.album].filter(Boolean).join(" — ");
 }
 
-/** Puts `items` in `list`, keeping the focus on the same control when it is redrawn. */
+/** Puts `items` in `list`, keeping the keyboard's focus on the same control when it is redrawn. */
 function replaceList(list, items) {
   const focused = document.activeElement;
-  let key = null;
-  if (focused && list.contains(focused) && focused.dataset.action) {
+  let memory = null;
+  if (focused && list.contains(focused)) {
     const item = focused.closest("li");
-    key = { action: focused.dataset.action, item: item ? item.dataset.key : null };
+    memory = {
+      action: focused.dataset.action,
+      key: item ? item.dataset.key : null,
+      index: item ? [...list.children].indexOf(item) : -1,
+    };
   }
   list.replaceChildren(...items);
-  if (key) {
-    const item = key.item != null ? list.querySelector(`li[data-key="${CSS.escape(key.item)}"]`) : null;
-    const target = item && item.querySelector(`[data-action="${CSS.escape(key.action)}"]`);
-    if (target && !target.disabled) target.focus();
-    else if (item) (item.querySelector("button:not(:disabled)") || list).focus();
+  if (memory) restoreFocus(list, memory);
+}
+
+// A moved song keeps the focus on the button pressed (or on its other Move button at an end); a
+// removed one passes it to the song that took its place.
+const OTHER_ACTION = { up: "down", down: "up" };
+
+function restoreFocus(list, memory) {
+  let item = memory.key != null ? list.querySelector(`li[data-key="${CSS.escape(memory.key)}"]`) : null;
+  if (!item) item = list.children[Math.min(memory.index, list.children.length - 1)] || null;
+  if (!item) return;
+  const candidates = [memory.action, OTHER_ACTION[memory.action]].filter(Boolean);
+  for (const action of candidates) {
+    const target = item.querySelector(`[data-action="${CSS.escape(action)}"]`);
+    if (target && !target.disabled) {
+      target.focus();
+      return;
+    }
   }
+  const fallback = item.querySelector("button:not(:disabled), input");
+  if (fallback) fallback.focus();
 }
 
 /** Calls `fn` at most every `interval` ms, always with the latest arguments last. */
