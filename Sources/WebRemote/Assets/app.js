@@ -223,6 +223,7 @@ let status = null;
 let statusAt = 0; // performance.now() when `status` arrived: the local clock counts from here
 let seeking = false; // the user holds the seek bar: it shows the target, not the position
 let volumeBusyUntil = 0; // the user moves the volume: the status does not move the slider back
+let lastPlayerError = null; // shown once as a toast, not again with every status
 
 function applyStatus(next) {
   status = next;
@@ -261,8 +262,6 @@ function renderNowPlaying() {
   seek.max = duration != null && duration > 0 ? String(duration) : "0";
 }
 
-let lastPlayerError = null;
-
 /** "44.1 kHz · 16 bit · 320 kbps" from Status's audio ("rate:bits:channels") and bitrate. */
 function audioText(s) {
   const parts = [];
@@ -300,7 +299,6 @@ function renderTransport() {
     button.title = label;
     button.querySelector("use").setAttribute("href", playing ? "#i-pause" : "#i-play");
   }
-  $("#stop").disabled = !status || status.state === "stop";
 }
 
 function renderVolume() {
