@@ -1023,10 +1023,13 @@ function connect() {
     if (socket !== ws) return;
     socket = null;
     setConnected(false);
-    // Never left blank: without events the page still shows (and a 401 opens the login).
+    // Never left blank: without events the page still shows what it can. A socket refused before
+    // its first frame may want a password: asking for the status tells (a 401 opens the login).
     if (!loadedOnce) {
       loadedOnce = true;
       refreshAll();
+    } else if (openedAt == null) {
+      refreshStatus();
     }
     // The backoff starts again only after a connection that lasted: one the server ends at once
     // (say, for want of permission) is not retried twice a second.
