@@ -270,6 +270,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "WebRemoteTests",
+            dependencies: ["WebRemote"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "PlayerDaemonTests",
             dependencies: [
                 "PlayerDaemon", "PlayerClient", "ControlProtocol", "PulseTestSupport", "FormatTestSupport",

@@ -1,3 +1,6 @@
+import Foundation
+import PlayerClient
+
 /// A JSON value as the API writes it. Nulls are written out (`"album": null`), as the API's
 /// description promises, which Codable's synthesized encoders would leave out.
 indirect enum JSON: Sendable, Equatable {
@@ -38,7 +41,10 @@ indirect enum JSON: Sendable, Equatable {
                 if value == value.rounded(), abs(value) < 1e15 {
                     text += String(Int(value))
                 } else {
-                    text += String((value * 1000).rounded() / 1000)
+                    var fixed = String(format: "%.3f", value)
+                    while fixed.hasSuffix("0") { fixed.removeLast() }
+                    if fixed.hasSuffix(".") { fixed.removeLast() }
+                    text += fixed
                 }
             } else {
                 text += "null"
@@ -64,24 +70,6 @@ indirect enum JSON: Sendable, Equatable {
     }
 
     private static func writeString(_ value: String, into text: inout String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case "<": text += "\\u003c"  // never `</script>` in a page, whatever a tag holds
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    let hex = String(scalar.value, radix: 16)
-                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    text.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        text += "\""
+        text += jsonString(value)
     }
 }

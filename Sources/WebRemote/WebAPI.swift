@@ -501,7 +501,14 @@ struct WebAPI: Sendable {
         }
         switch error {
         case .keyNotFound(let key, let context): return "\(path(context))\"\(key.stringValue)\" is missing"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+        case .typeMismatch(let type, let context):
+            let expected = type == Int.self ? "a whole number" : type == Double.self ? "a number" : "\(type)"
+            return path(context) + "expected \(expected)"
+        case .valueNotFound(_, let context), .dataCorrupted(let context):
+            // Foundation calls a number too large for its field "not valid JSON": say what it is.
+            if let underlying = context.underlyingError {
+                return path(context) + context.debugDescription + " (\(underlying))"
+            }
             return path(context) + context.debugDescription
         @unknown default: return "\(error)"
         }
@@ -568,13 +575,40 @@ struct WebAPI: Sendable {
 // MARK: - Request bodies
 
 private struct LoginBody: Decodable { var password: String }
+/// A whole number in a body: read as any JSON number, then refused with a clear reason when it has a
+/// fraction or lies outside 0...2147483647 (Foundation would call 1e300 "not valid JSON").
+private struct WholeNumber: Decodable {
+    let value: Int
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let number = try container.decode(Double.self)
+        guard number == number.rounded(), number >= 0, number <= Double(Int32.max) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "expected a whole number from 0 to 2147483647, not \(number)")
+        }
+        self.value = Int(number)
+    }
+}
 private struct PlayerBody: Decodable {
     var action: String
-    var position: Int?
-    var id: Int?
+    private var positionNumber: WholeNumber?
+    private var idNumber: WholeNumber?
+    var position: Int? { self.positionNumber?.value }
+    var id: Int? { self.idNumber?.value }
+
+    enum CodingKeys: String, CodingKey {
+        case action
+        case positionNumber = "position"
+        case idNumber = "id"
+    }
 }
 private struct SeekBody: Decodable { var seconds: Double }
-private struct VolumeBody: Decodable { var volume: Int }
+private struct VolumeBody: Decodable {
+    private var number: WholeNumber
+    var volume: Int { self.number.value }
+    enum CodingKeys: String, CodingKey { case number = "volume" }
+}
 private struct OptionsBody: Decodable {
     var `repeat`: Bool?
     var random: Bool?
@@ -610,5 +644,9 @@ private struct AddBody: Decodable {
     var uri: String
     var play: Bool?
 }
-private struct MoveBody: Decodable { var to: Int }
+private struct MoveBody: Decodable {
+    private var number: WholeNumber
+    var to: Int { self.number.value }
+    enum CodingKeys: String, CodingKey { case number = "to" }
+}
 private struct NameBody: Decodable { var name: String }

@@ -35,6 +35,8 @@ public final class WebRemoteServer: Sendable {
     private let passwordSet: Bool
     private let logger: Logger
     private let running = Mutex<[Task<Void, Never>]>([])
+    /// At most a quarter of the connections from one host.
+    private let connectionGuard = ConnectionGuard(perHost: WebRemoteServer.connectionLimit / 4)
     /// The addresses bound (port 0 replaced by the port the kernel gave).
     public let boundAddresses = Mutex<[WebAddress]>([])
 
@@ -126,11 +128,12 @@ public final class WebRemoteServer: Sendable {
             case .tcp(let host, let port): .hostname(host, port: port)
             case .unix(let path): .unixDomainSocket(path: path)
             }
+        let connectionGuard = self.connectionGuard
         var quietLogger = self.logger
         quietLogger.logLevel = max(self.logger.logLevel, .notice)
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
+            server: connectionGuard.server(
                 webSocketRouter: router,
                 configuration: .init(
                     // A connection that says nothing for this long is closed (a keep-alive left open, or

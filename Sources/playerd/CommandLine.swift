@@ -81,7 +81,7 @@ struct CommandLineOptions {
         OptionSpec(
             name: "http", value: "address", environment: "PLAYERD_HTTP",
             help:
-                "Serve the web remote (a page and a JSON API) here; repeatable: HOST:PORT, [IPv6]:PORT, any:PORT or a socket path (off unless given; clients get what network clients get) (env: several, separated by spaces).",
+                "Serve the web remote (a page and a JSON API) here; repeatable: HOST:PORT, [IPv6]:PORT, any:PORT (or :PORT) or a socket path (off unless given; clients get what network clients get) (env: several, separated by spaces).",
             repeatable: true),
         OptionSpec(
             name: "default-permissions", value: "list", environment: "PLAYERD_DEFAULT_PERMISSIONS",

@@ -181,13 +181,14 @@ enum Playerd {
         return configuration
     }
 
-    /// `--http`'s addresses, in `--listen`'s forms (an abstract socket excepted).
+    /// `--http`'s addresses, in `--listen`'s forms (an abstract socket excepted), and `:PORT`.
     static func webAddresses(_ options: CommandLineOptions) throws(UsageError) -> [WebAddress] {
         var addresses: [WebAddress] = []
         for text in options.all("http") {
             let address: ListenAddress
             do {
-                address = try ListenAddress(parsing: text)
+                // `:6680` is every address, as `any:6680`.
+                address = try ListenAddress(parsing: text.hasPrefix(":") ? "any" + text : text)
             } catch {
                 throw UsageError(error.description.replacingOccurrences(of: "listen address", with: "--http address"))
             }
