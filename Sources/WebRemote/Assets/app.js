@@ -611,6 +611,18 @@ async function addAlbum(artist, album, play) {
   }
 }
 
+/** Appends a stored playlist (its load); `play` plays its first song, at the queue's old end. */
+async function addPlaylist(name, play) {
+  try {
+    const before = await api("GET", "/api/status");
+    await api("POST", `/api/playlists/${enc(name)}/load`);
+    if (play) await act("POST", "/api/player", { action: "play", position: before.queueLength });
+    else toast(`Added “${name}”`);
+  } catch (error) {
+    report(error);
+  }
+}
+
 /** Handles Add/Play in a list of songs (delegated from the list). */
 function onSongListClick(event) {
   const button = event.target.closest("button[data-action]");
@@ -667,7 +679,7 @@ async function showFolder() {
       item.dataset.key = `playlist:${playlist.name}`;
       const main = el("div", "entry-main");
       main.append(icon("playlists"), entryText(playlist.name, "Playlist"));
-      item.append(main, ...addPlayButtons(playlist.name, { uri: playlist.name }));
+      item.append(main, ...addPlayButtons(playlist.name, { kind: "playlist", value: playlist.name }));
       return item;
     }),
   ];
@@ -711,6 +723,7 @@ function onLibraryClick(event) {
   }
   if (kind === "album") addAlbum(library.artist, value, action === "play");
   else if (kind === "folder") addUri(value, action === "play");
+  else if (kind === "playlist") addPlaylist(value, action === "play");
   else onSongListClick(event);
 }
 
