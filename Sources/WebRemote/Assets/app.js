@@ -573,7 +573,6 @@ function bindQueue() {
 function songItem(song) {
   const item = el("li", "song-item");
   item.dataset.key = `song:${song.uri}`;
-  item.dataset.uri = song.uri || "";
   const main = el("div", "entry-main");
   main.append(icon("note"), entryText(song.title, songSubtitle(song)));
   const time = el("span", "entry-time", formatTime(song.duration));
@@ -588,7 +587,7 @@ function addPlayButtons(name, data) {
   ];
 }
 
-/** Adds a song, a folder or a playlist; `play` plays the first song added. */
+/** Adds a song or a folder; `play` plays the first song added. */
 async function addUri(uri, play) {
   const answer = await act("POST", "/api/queue", play ? { uri, play: true } : { uri });
   if (answer && !play) toast(`Added ${answer.added} ${answer.added === 1 ? "song" : "songs"}`);
@@ -626,13 +625,9 @@ async function addPlaylist(name, play) {
 /** Handles Add/Play in a list of songs (delegated from the list). */
 function onSongListClick(event) {
   const button = event.target.closest("button[data-action]");
-  if (!button) return false;
+  if (!button) return;
   const { action, uri } = button.dataset;
-  if ((action === "add" || action === "play") && uri) {
-    addUri(uri, action === "play");
-    return true;
-  }
-  return false;
+  if ((action === "add" || action === "play") && uri) addUri(uri, action === "play");
 }
 
 // ---------------------------------------------------------------------------------------------------
