@@ -462,11 +462,20 @@ function queueItem(song, index) {
   return item;
 }
 
+let shownCurrentOnce = false; // the page opened on a long queue scrolls to its current song, once
+
 function markCurrentInQueue() {
   const currentId = status && status.id != null ? String(status.id) : null;
   for (const item of document.querySelectorAll("#queue > li")) {
-    if (item.dataset.id === currentId) item.setAttribute("aria-current", "true");
-    else item.removeAttribute("aria-current");
+    if (item.dataset.id !== currentId) {
+      item.removeAttribute("aria-current");
+      continue;
+    }
+    item.setAttribute("aria-current", "true");
+    if (!shownCurrentOnce) {
+      shownCurrentOnce = true;
+      item.scrollIntoView({ block: "nearest" });
+    }
   }
 }
 
