@@ -393,12 +393,24 @@ function bindSeek() {
     $("#elapsed").textContent = formatTime(target);
     seek.setAttribute("aria-valuetext", seekText(target));
   });
+  let pending = false;
   seek.addEventListener("change", async () => {
-    const seconds = Number(seek.value);
-    await act("POST", "/api/seek", { seconds });
+    pending = true;
+    await act("POST", "/api/seek", { seconds: Number(seek.value) });
+    pending = false;
     seeking = false;
     redrawClock();
   });
+  // Let go where it started: no `change` comes, so the bar follows the song again by itself. (Later
+  // than `change`, which comes with the release when the value moved.)
+  const release = () => setTimeout(() => {
+    if (seeking && !pending) {
+      seeking = false;
+      redrawClock();
+    }
+  }, 0);
+  seek.addEventListener("pointerup", release);
+  seek.addEventListener("blur", release);
 }
 
 function bindVolume() {
