@@ -14,13 +14,19 @@ struct WebRemoteAPITests {
     static let documentPath = URL(fileURLWithPath: Paths.testsDirectory).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources/WebRemote/Assets/openapi.yaml").path
 
-    /// The document as JSON, read from YAML by the system Python's PyYAML (Debian's python3-yaml).
+    /// The project's Python virtual environment (`scripts/setup.sh test` makes it).
+    static let venv = URL(fileURLWithPath: Paths.testsDirectory).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".venv").path
+
+    /// The document as JSON, read from YAML by PyYAML: the .venv's (schemathesis brings it), else the
+    /// system Python's (Debian's python3-yaml).
     static func document(_ yaml: String) throws -> JSONValue {
         let directory = try Paths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try yaml.write(toFile: directory + "/openapi.yaml", atomically: true, encoding: .utf8)
+        let venvPython = Self.venv + "/bin/python"
         let result = try runProgram(
-            Paths.python,
+            FileManager.default.isExecutableFile(atPath: venvPython) ? venvPython : Paths.python,
             [
                 "-c", "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)",
                 directory + "/openapi.yaml",
@@ -210,8 +216,7 @@ struct WebRemoteAPITests {
 
     @Test("schemathesis (the project's .venv) checks every operation but the WebSocket against the server")
     func schemathesis() throws {
-        let root = URL(fileURLWithPath: Paths.testsDirectory).deletingLastPathComponent().deletingLastPathComponent()
-        let tool = root.appendingPathComponent(".venv/bin/schemathesis").path
+        let tool = Self.venv + "/bin/schemathesis"
         guard FileManager.default.isExecutableFile(atPath: tool) else {
             throw HarnessError("\(tool) is missing: scripts/setup.sh test makes the project's .venv")
         }
