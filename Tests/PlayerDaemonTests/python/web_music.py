@@ -26,10 +26,11 @@ SONGS = [
 
 # Album folder → the sox command line that draws its cover (a spectrogram, 300x300).
 COVERS = {
-    "Aurora Tones/First Light": ["synth", "6", "sine", "100-7000", "synth", "6", "sine", "amod", "3"],
+    "Aurora Tones/First Light": ["synth", "6", "pinknoise", "synth", "6", "sine", "amod", "0.7", "synth", "6", "sine",
+                                 "fmod", "200-7000"],
     "Night Signals/Low Frequencies": ["synth", "6", "pinknoise", "synth", "6", "sine", "amod", "0.5"],
 }
-PALETTES = {"Aurora Tones/First Light": "2", "Night Signals/Low Frequencies": "4"}
+PALETTES = {"Aurora Tones/First Light": "6", "Night Signals/Low Frequencies": "4"}
 
 SECONDS = 90
 
