@@ -12,6 +12,8 @@ import Synchronization
 /// (`WebRemoteServer.connectionLimit`).
 final class ConnectionGuard: Sendable {
     private let connections = Mutex<[String: Int]>([:])
+    /// Every connection open, to close them all at once when the server stops.
+    private let open = Mutex<[ObjectIdentifier: any Channel]>([:])
     let perHost: Int
     let headDeadline: TimeAmount
 
@@ -30,13 +32,23 @@ final class ConnectionGuard: Sendable {
             return true
         }
         guard admitted else { return false }
+        let key = ObjectIdentifier(channel)
+        self.open.withLock { $0[key] = channel }
         channel.closeFuture.whenComplete { _ in
             self.connections.withLock { connections in
                 let count = (connections[host] ?? 1) - 1
                 connections[host] = count > 0 ? count : nil
             }
+            _ = self.open.withLock { $0.removeValue(forKey: key) }
         }
         return true
+    }
+
+    /// Closes every connection (open pages and kept-alive ones), so that stopping waits for none.
+    func closeAll() {
+        for channel in self.open.withLock({ Array($0.values) }) {
+            channel.close(promise: nil)
+        }
     }
 
     /// Hummingbird's HTTP/1 server with WebSocket upgrades, each connection first passing this guard.

@@ -106,6 +106,8 @@ public final class WebRemoteServer: Sendable {
             defer { tasks.removeAll() }
             return tasks
         }
+        // Pages hold their connections open: closed first, nothing is left to wait for.
+        self.connectionGuard.closeAll()
         for task in tasks { task.cancel() }
         let done = DispatchSemaphore(value: 0)
         let sessions = self.sessions
