@@ -573,7 +573,6 @@ function bindQueue() {
 function songItem(song) {
   const item = el("li", "song-item");
   item.dataset.key = `song:${song.uri}`;
-  item.dataset.uri = song.uri || "";
   const main = el("div", "entry-main");
   main.append(icon("note"), entryText(song.title, songSubtitle(song)));
   const time = el("span", "entry-time", formatTime(song.duration));
@@ -588,7 +587,7 @@ function addPlayButtons(name, data) {
   ];
 }
 
-/** Adds a song, a folder or a playlist; `play` plays the first song added. */
+/** Adds a song or a folder; `play` plays the first song added. */
 async function addUri(uri, play) {
   const answer = await act("POST", "/api/queue", play ? { uri, play: true } : { uri });
   if (answer && !play) toast(`Added ${answer.added} ${answer.added === 1 ? "song" : "songs"}`);
@@ -611,16 +610,24 @@ async function addAlbum(artist, album, play) {
   }
 }
 
+/** Appends a stored playlist (its load); `play` plays its first song, at the queue's old end. */
+async function addPlaylist(name, play) {
+  try {
+    const before = await api("GET", "/api/status");
+    await api("POST", `/api/playlists/${enc(name)}/load`);
+    if (play) await act("POST", "/api/player", { action: "play", position: before.queueLength });
+    else toast(`Added “${name}”`);
+  } catch (error) {
+    report(error);
+  }
+}
+
 /** Handles Add/Play in a list of songs (delegated from the list). */
 function onSongListClick(event) {
   const button = event.target.closest("button[data-action]");
-  if (!button) return false;
+  if (!button) return;
   const { action, uri } = button.dataset;
-  if ((action === "add" || action === "play") && uri) {
-    addUri(uri, action === "play");
-    return true;
-  }
-  return false;
+  if ((action === "add" || action === "play") && uri) addUri(uri, action === "play");
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -667,7 +674,7 @@ async function showFolder() {
       item.dataset.key = `playlist:${playlist.name}`;
       const main = el("div", "entry-main");
       main.append(icon("playlists"), entryText(playlist.name, "Playlist"));
-      item.append(main, ...addPlayButtons(playlist.name, { uri: playlist.name }));
+      item.append(main, ...addPlayButtons(playlist.name, { kind: "playlist", value: playlist.name }));
       return item;
     }),
   ];
@@ -711,6 +718,7 @@ function onLibraryClick(event) {
   }
   if (kind === "album") addAlbum(library.artist, value, action === "play");
   else if (kind === "folder") addUri(value, action === "play");
+  else if (kind === "playlist") addPlaylist(value, action === "play");
   else onSongListClick(event);
 }
 
@@ -1023,10 +1031,13 @@ function connect() {
     if (socket !== ws) return;
     socket = null;
     setConnected(false);
-    // Never left blank: without events the page still shows (and a 401 opens the login).
+    // Never left blank: without events the page still shows what it can. A socket refused before
+    // its first frame may want a password: asking for the status tells (a 401 opens the login).
     if (!loadedOnce) {
       loadedOnce = true;
       refreshAll();
+    } else if (openedAt == null) {
+      refreshStatus();
     }
     // The backoff starts again only after a connection that lasted: one the server ends at once
     // (say, for want of permission) is not retried twice a second.
