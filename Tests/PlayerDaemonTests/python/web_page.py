@@ -1,7 +1,7 @@
 """The web remote's page at phone size (390x844) and desktop size (1280x800), playing an album with a
 cover: every part the contract names exists and is visible where it should be, the layout is the
 phone's or the desktop's, and axe-core finds no violation of impact serious or critical (with the
-Queue panel and with the Library panel showing).
+Queue panel and with the Library panel showing, in light and in dark colours).
 
 Usage: web_page.py URL SOCKET
 """
@@ -167,6 +167,19 @@ def check(size, size_name):
              lambda: driver.execute_script(
                  "return document.getElementById('library').textContent.includes('Aurora Tones')"))
     check_axe(driver, size_name, "the Library panel")
+
+    # Dark, as the system asks (prefers-color-scheme): other colours, still no serious violation
+    # (color-contrast is one of axe's serious rules).
+    background = "return getComputedStyle(document.body).backgroundColor"
+    light = driver.execute_script(background)
+    driver.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    dark = wait_for("the page's colours changing for prefers-color-scheme: dark",
+                    lambda: driver.execute_script(background) != light and driver.execute_script(background))
+    ok(f"prefers-color-scheme dark: the background goes from {light} to {dark}")
+    check_axe(driver, size_name, "the Library panel, dark")
+    show_tab(driver, "Queue")
+    check_axe(driver, size_name, "the Queue panel, dark")
     quit_all()
 
 
