@@ -46,6 +46,13 @@ struct WebRemoteBrowserTests {
         }
     }
 
+    @Test("the other panels: artist → album → song, search, stored playlists, outputs, timers; mpc agrees")
+    func otherPanels() throws {
+        try WebBrowser.withWebPlayerd { daemon, url in
+            try WebBrowser.expectScript("web_panels.py", [url, daemon.socketPath])
+        }
+    }
+
     @Test("with a password file and --default-permissions read: the login dialog, a wrong password, the right one")
     func logIn() throws {
         let directory = try Paths.makeTemporaryDirectory()

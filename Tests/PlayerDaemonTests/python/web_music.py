@@ -20,7 +20,7 @@ SONGS = [
      ["sine", "110"]),
     ("Night Signals/Low Frequencies/02 Static Bloom.mp3", "Static Bloom", "Night Signals", "Low Frequencies",
      "2/2", ["pinknoise"]),
-    ("Field Recordings/Rain on the Roof.mp3", "Rain on the Roof", "Nobody in Particular", "Field Recordings",
+    ("Field Recordings/Rain on the Roof.mp3", "Rain on the Roof", "Chloé Noël", "Field Recordings",
      "1", ["brownnoise"]),
 ]
 
