@@ -101,13 +101,21 @@ def browser(size):
 
 
 def set_viewport(driver, size):
-    """Resizes the window so that the viewport (window.innerWidth/innerHeight) is `size`."""
+    """Makes the viewport (window.innerWidth/innerHeight, what the page's layout sees) exactly `size`:
+    the window is sized to it, then the DevTools protocol fixes the viewport, since a headless window
+    does not always take its size at once."""
     driver.set_window_size(size[0], size[1])
-    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
-    driver.set_window_size(size[0] + (size[0] - inner[0]), size[1] + (size[1] - inner[1]))
-    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
-    if tuple(inner) != tuple(size):
-        fail(f"the viewport is {inner[0]}x{inner[1]}, not {size[0]}x{size[1]}")
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False},
+    )
+    inner = wait_for(
+        f"a viewport of {size[0]}x{size[1]}",
+        lambda: (lambda found: found if tuple(found) == tuple(size) else None)(
+            driver.execute_script("return [window.innerWidth, window.innerHeight]")
+        ),
+    )
+    return inner
 
 
 def console_text(driver):

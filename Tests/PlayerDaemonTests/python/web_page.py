@@ -71,6 +71,10 @@ def rect(driver, element_id):
 
 
 def check_axe(driver, size_name, where):
+    # Colours mid-transition (the page eases them, after a change of colour scheme too) are no colours
+    # a person reads: axe checks the page at rest.
+    wait_for("the page's CSS transitions finished", lambda: driver.execute_script(
+        "return document.getAnimations().every(a => !(a instanceof CSSTransition) || a.playState !== 'running')"))
     axe = Axe(driver)
     axe.inject()
     results = axe.run()
