@@ -22,8 +22,12 @@ final class ConnectionGuard: Sendable {
         self.headDeadline = headDeadline
     }
 
+    /// Set once the server stops: no connection is admitted from then on (a page reconnects at once).
+    private let stopping = Atomic<Bool>(false)
+
     /// Counts `channel` in, until it closes; false when its host has no room left.
     fileprivate func admit(_ channel: any Channel) -> Bool {
+        guard !self.stopping.load(ordering: .acquiring) else { return false }
         let host = channel.remoteAddress?.ipAddress ?? "local"
         let admitted = self.connections.withLock { connections -> Bool in
             let count = connections[host, default: 0]
@@ -44,8 +48,10 @@ final class ConnectionGuard: Sendable {
         return true
     }
 
-    /// Closes every connection (open pages and kept-alive ones), so that stopping waits for none.
+    /// Refuses new connections and closes every open one (pages and kept-alive ones), so that
+    /// stopping waits for none.
     func closeAll() {
+        self.stopping.store(true, ordering: .releasing)
         for channel in self.open.withLock({ Array($0.values) }) {
             channel.close(promise: nil)
         }

@@ -393,12 +393,24 @@ function bindSeek() {
     $("#elapsed").textContent = formatTime(target);
     seek.setAttribute("aria-valuetext", seekText(target));
   });
+  let pending = false;
   seek.addEventListener("change", async () => {
-    const seconds = Number(seek.value);
-    await act("POST", "/api/seek", { seconds });
+    pending = true;
+    await act("POST", "/api/seek", { seconds: Number(seek.value) });
+    pending = false;
     seeking = false;
     redrawClock();
   });
+  // Let go where it started: no `change` comes, so the bar follows the song again by itself. (Later
+  // than `change`, which comes with the release when the value moved.)
+  const release = () => setTimeout(() => {
+    if (seeking && !pending) {
+      seeking = false;
+      redrawClock();
+    }
+  }, 0);
+  seek.addEventListener("pointerup", release);
+  seek.addEventListener("blur", release);
 }
 
 function bindVolume() {
@@ -462,11 +474,20 @@ function queueItem(song, index) {
   return item;
 }
 
+let shownCurrentOnce = false; // the page opened on a long queue scrolls to its current song, once
+
 function markCurrentInQueue() {
   const currentId = status && status.id != null ? String(status.id) : null;
   for (const item of document.querySelectorAll("#queue > li")) {
-    if (item.dataset.id === currentId) item.setAttribute("aria-current", "true");
-    else item.removeAttribute("aria-current");
+    if (item.dataset.id !== currentId) {
+      item.removeAttribute("aria-current");
+      continue;
+    }
+    item.setAttribute("aria-current", "true");
+    if (!shownCurrentOnce) {
+      shownCurrentOnce = true;
+      item.scrollIntoView({ block: "nearest" });
+    }
   }
 }
 
