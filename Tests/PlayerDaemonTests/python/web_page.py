@@ -44,11 +44,24 @@ NAMES = [
     ("repeat", "Repeat"), ("random", "Random"), ("single", "Single"), ("consume", "Consume"),
     ("tab-queue", "Queue"), ("tab-library", "Library"), ("tab-search", "Search"), ("tab-playlists", "Playlists"),
     ("tab-outputs", "Outputs"), ("tab-timers", "Timers"), ("queue-clear", "Clear queue"),
-    ("queue-save", "Save queue as playlist"),
+    ("queue-save", "Save queue as playlist"), ("queue-save-name", "Playlist name"),
+    ("library-mode-folders", "Folders"), ("library-mode-artists", "Artists"), ("library-back", "Back"),
+    ("search-input", "Search the library"), ("sleep-minutes", "Sleep after minutes"),
+    ("sleep-set", "Set sleep timer"), ("sleep-end", "Sleep at the end of the song"),
+    ("sleep-off", "Cancel sleep timer"), ("pause-minutes", "Pause for minutes"), ("pause-set", "Pause for a while"),
+    ("login-password", "Password"), ("login-submit", "Log in"),
+]
+# (id, attribute, value) the contract names.
+ATTRIBUTES = [
+    ("connection", "role", "status"), ("connection", "aria-live", "polite"), ("timer-status", "role", "status"),
+    ("search-input", "type", "search"), ("login-password", "type", "password"), ("seek", "type", "range"),
+    ("volume", "type", "range"), ("cover", "tagName", "IMG"), ("queue", "tagName", "OL"),
 ]
 # Elements that exist (hidden or not) from the start.
 EXISTING = ["connection", "login", "login-password", "login-submit", "panel-library", "panel-search",
-            "panel-playlists", "panel-outputs", "panel-timers"]
+            "panel-playlists", "panel-outputs", "panel-timers", "library-mode-folders", "library-mode-artists",
+            "library", "library-back", "search-input", "search-results", "playlists", "outputs", "sleep-minutes",
+            "sleep-set", "sleep-end", "sleep-off", "pause-minutes", "pause-set", "timer-status"]
 
 ACCESSIBLE_NAME = """
 const e = document.getElementById(arguments[0]);
@@ -111,6 +124,13 @@ def check(size, size_name):
         if found != name:
             fail(f"#{element_id}'s accessible name is {found!r}, not {name!r}")
     ok(f"{len(NAMES)} controls have the contract's accessible names")
+    for element_id, attribute, value in ATTRIBUTES:
+        found = driver.execute_script(
+            "const e = document.getElementById(arguments[0]);"
+            " return arguments[1] === 'tagName' ? e.tagName : e.getAttribute(arguments[1])", element_id, attribute)
+        if found != value:
+            fail(f"#{element_id}'s {attribute} is {found!r}, not {value!r}")
+    ok(f"{len(ATTRIBUTES)} roles, types and elements are the contract's")
     wait_for("#play-pause labelled Pause while playing",
              lambda: by_id(driver, "play-pause").get_attribute("aria-label") == "Pause")
     for element_id in ("repeat", "random", "single", "consume"):
