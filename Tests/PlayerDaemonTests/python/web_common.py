@@ -46,6 +46,17 @@ def fail(message):
     sys.exit(1)
 
 
+def _unexpected(kind, error, trace):
+    """Any error a check did not expect (selenium's, say) fails as clearly: its trace, then the message."""
+    import traceback
+
+    traceback.print_exception(kind, error, trace)
+    fail(f"unexpected {kind.__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}")
+
+
+sys.excepthook = _unexpected
+
+
 def ok(message):
     print(f"ok: {message}", flush=True)
 
