@@ -21,35 +21,35 @@ struct WebRemoteBrowserTests {
     @Test("the page at phone (390x844) and desktop (1280x800) size: its parts shown, no serious axe-core violation")
     func pageAtBothSizes() throws {
         try WebBrowser.withWebPlayerd { daemon, url in
-            try WebBrowser.expectScript("web_page.py", [url, daemon.socketPath])
+            try WebBrowser.expectScript("web_page.py", [url, daemon.socketPath], daemon: daemon)
         }
     }
 
     @Test("play from the library: Library → a folder → Play SONG; the page and mpc say playing within 2 s")
     func playFromLibrary() throws {
         try WebBrowser.withWebPlayerd { daemon, url in
-            try WebBrowser.expectScript("web_play.py", [url, daemon.socketPath])
+            try WebBrowser.expectScript("web_play.py", [url, daemon.socketPath], daemon: daemon)
         }
     }
 
     @Test("changes made with mpc (pause, volume, random, add, del) reach the page within 0.25 s")
     func mpcChangesAppear() throws {
         try WebBrowser.withWebPlayerd { daemon, url in
-            try WebBrowser.expectScript("web_live.py", [url, daemon.socketPath])
+            try WebBrowser.expectScript("web_live.py", [url, daemon.socketPath], daemon: daemon)
         }
     }
 
     @Test("the queue reordered with the Move buttons and by drag and drop, checked with mpc playlist")
     func reorderQueue() throws {
         try WebBrowser.withWebPlayerd { daemon, url in
-            try WebBrowser.expectScript("web_queue.py", [url, daemon.socketPath])
+            try WebBrowser.expectScript("web_queue.py", [url, daemon.socketPath], daemon: daemon)
         }
     }
 
     @Test("the other panels: artist → album → song, search, stored playlists, outputs, timers; mpc agrees")
     func otherPanels() throws {
         try WebBrowser.withWebPlayerd { daemon, url in
-            try WebBrowser.expectScript("web_panels.py", [url, daemon.socketPath])
+            try WebBrowser.expectScript("web_panels.py", [url, daemon.socketPath], daemon: daemon)
         }
     }
 
@@ -62,7 +62,7 @@ struct WebRemoteBrowserTests {
         #expect(chmod(passwords, 0o600) == 0)
         let extra = ["--password-file", passwords, "--default-permissions", "read"]
         try WebBrowser.withWebPlayerd(extraArguments: extra) { daemon, url in
-            try WebBrowser.expectScript("web_login.py", [url, daemon.socketPath, "open-sesame"])
+            try WebBrowser.expectScript("web_login.py", [url, daemon.socketPath, "open-sesame"], daemon: daemon)
         }
     }
 
@@ -200,16 +200,18 @@ enum WebBrowser {
         }
     }
 
-    /// Runs python/`name` with the venv's python and expects it to pass every check; its output is in
-    /// the failure.
+    /// Runs python/`name` with the venv's python and expects it to pass every check; its output and the
+    /// end of `daemon`'s log are in the failure.
     static func expectScript(
-        _ name: String, _ arguments: [String], within limit: Duration = .seconds(180),
+        _ name: String, _ arguments: [String], daemon: RunningPlayerd, within limit: Duration = .seconds(180),
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let result = try runProgram(python, [script(name)] + arguments, within: limit)
         // Its checks and figures, passed or not.
         print("--- \(name):\n\(result.stdout)\(result.stderr)", terminator: "")
-        #expect(result.status == 0, "\(name): \(result)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "\(name): \(result)--- playerd's log (last lines):\n\(daemon.logTail)",
+            sourceLocation: sourceLocation)
         #expect(result.stdout.hasSuffix("all checks passed\n"), "\(name): \(result)", sourceLocation: sourceLocation)
         #expect(
             result.stdout.split(separator: "\n").contains { $0.hasPrefix("ok: ") }, "\(name): \(result)",
