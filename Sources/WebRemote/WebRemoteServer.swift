@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import Synchronization
 
@@ -58,7 +59,7 @@ public final class WebRemoteServer: Sendable {
         for address in self.addresses {
             let bound = DispatchSemaphore(value: 0)
             let outcome = Mutex<Result<WebAddress, WebRemoteError>?>(nil)
-            let application = self.application(on: address) { channel in
+            let onRunning: @Sendable (any Channel) -> Void = { channel in
                 var actual = address
                 if case .tcp(let host, _) = address, let port = channel.localAddress?.port {
                     actual = .tcp(host: host, port: port)
@@ -69,7 +70,7 @@ public final class WebRemoteServer: Sendable {
             let logger = self.logger
             let task = Task {
                 do {
-                    try await application.run()
+                    try await self.serve(on: address, onRunning: onRunning)
                 } catch {
                     let first = outcome.withLock { current -> Bool in
                         guard current == nil else { return false }
@@ -122,9 +123,10 @@ public final class WebRemoteServer: Sendable {
         _ = done.wait(timeout: .now() + 1)
     }
 
-    private func application(
-        on address: WebAddress, onRunning: @escaping @Sendable (any Channel) -> Void
-    ) -> some ApplicationProtocol {
+    /// Serves `address` until cancelled. Hummingbird's `Application` is not used: it runs a timer every
+    /// second for its `Date` header, which was most of what `--http` cost while no page was open; the
+    /// date is made when an answer is (`HTTPDate`).
+    private func serve(on address: WebAddress, onRunning: @escaping @Sendable (any Channel) -> Void) async throws {
         let router = Router(context: WebContext.self)
         router.middlewares.add(SecurityHeaders())
         WebAPI(sessions: self.sessions, passwordSet: self.passwordSet, logger: self.logger).register(on: router)
@@ -133,28 +135,58 @@ public final class WebRemoteServer: Sendable {
             case .tcp(let host, let port): .hostname(host, port: port)
             case .unix(let path): .unixDomainSocket(path: path)
             }
-        let connectionGuard = self.connectionGuard
         var quietLogger = self.logger
         quietLogger.logLevel = max(self.logger.logLevel, .notice)
-        return Application(
-            router: router,
-            server: connectionGuard.server(
-                webSocketRouter: router,
-                configuration: .init(
-                    // A connection that says nothing for this long is closed (a keep-alive left open, or
-                    // a client that started a request and stalled); headers are bounded.
-                    http1: .init(
-                        idleTimeout: .seconds(30),
-                        httpDecoderConfiguration: .init(
-                            maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
-                    ws: .init(
-                        maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(1)
-                    ))),
+        let logger = quietLogger
+        let builder = self.connectionGuard.server(
+            webSocketRouter: router,
             configuration: .init(
+                // A connection that says nothing for this long is closed (a keep-alive left open, or a
+                // client that started a request and stalled); headers are bounded.
+                http1: .init(
+                    idleTimeout: .seconds(30),
+                    httpDecoderConfiguration: .init(
+                        maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
+                ws: .init(
+                    maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(1))))
+        let responder = router.buildResponder()
+        let server = try builder.buildServer(
+            configuration: ServerConfiguration(
                 address: bindAddress, serverName: nil, reuseAddress: true,
                 availableConnectionsDelegate: MaximumAvailableConnections(Self.connectionLimit)),
-            onServerRunning: { channel in onRunning(channel) },
-            logger: quietLogger)
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: logger,
+            responder: { (request, responseWriter: consuming ResponseWriter, channel) in
+                let context = WebContext(source: .init(channel: channel, logger: logger))
+                var response: Response
+                do {
+                    // The router turns HTTPError and its kind into answers itself.
+                    response = try await responder.respond(to: request, context: context)
+                } catch let error as HTTPParserError {
+                    throw error
+                } catch {
+                    response = WebAPI.failure(WebError(status: .internalServerError, "\(error)"))
+                }
+                response.headers[.date] = HTTPDate.now()
+                try await responseWriter.write(response: response.head, body: response.body)
+            },
+            onServerRunning: { channel in onRunning(channel) })
+        try await server.run()
+    }
+}
+
+/// The `Date` header's value, RFC 9110's IMF-fixdate, made for each answer.
+enum HTTPDate {
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func now() -> String {
+        var seconds = time(nil)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(Self.days[Int(parts.tm_wday) % 7]), \(two(parts.tm_mday)) \(Self.months[Int(parts.tm_mon) % 12]) "
+            + "\(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 }
 
