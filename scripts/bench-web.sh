@@ -287,16 +287,27 @@ row() {
     local figure=$1 f=$2 mine peer ratio
     mine=$(summary "$3")
     peer=$(summary "$5")
-    ratio=$(awk -v a="${mine%% *}" -v b="${peer%% *}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }')
+    # No ratio of a difference at or below nothing: it would say nothing but the noise's sign.
+    ratio=$(awk -v a="${mine%% *}" -v b="${peer%% *}" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "-" }')
     ROWS+=("$figure|$(fmt "$f" "$mine")|$4|$(fmt "$f" "$peer")|$ratio|$6")
 }
 
 # --- the windows ----------------------------------------------------------------------------
+# cpu_server_threads PID: cpu_threads of the HTTP server's own threads only: SwiftNIO's event loops
+# and blocking pool, named NIO-ELT-... and NIO-BLTP-... (what a playerd without --http does not run).
+cpu_server_threads() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        [[ $(cat "$task/comm" 2>/dev/null) == NIO-* && -r $task/schedstat ]] &&
+            printf '%s %s\n' "${task##*/}" "$(cut -d' ' -f1 "$task/schedstat" 2>/dev/null)"
+    done
+    return 0
+}
 # requests_so_far: the requests the page's client has made since it started (its last line says).
 requests_so_far() { awk '$1 == "ready" { r = $2 } $1 == "frame" { r = $3 } END { print r + 0 }' "$TMP/page.out"; }
 # window on|off ROUND: one window; records each daemon's CPU in it as % of a core.
 window() {
-    local kind=$1 round=$2 page_pid="" idle_pid="" t0 t1 b0 b1 w0 w1 m0 m1 frames0=0 frames1=0 requests0=0
+    local kind=$1 round=$2 page_pid="" idle_pid="" t0 t1 b0 b1 w0 w1 m0 m1 n0 n1 frames0=0 frames1=0 requests0=0
     if [[ $kind == on ]]; then
         : >"$TMP/page.out"
         python3 "$TMP/page.py" 127.0.0.1 "$PORT" >"$TMP/page.out" 2>"$TMP/page.err" &
@@ -315,8 +326,10 @@ window() {
     fi
     t0=$(date +%s%N)
     b0=$(cpu_threads "$BARE_PID") && w0=$(cpu_threads "$WEB_PID") && m0=$(cpu_threads "$MPD_PID")
+    n0=$(cpu_server_threads "$WEB_PID")
     sleep "$SECONDS_PER_WINDOW"
     b1=$(cpu_threads "$BARE_PID") && w1=$(cpu_threads "$WEB_PID") && m1=$(cpu_threads "$MPD_PID")
+    n1=$(cpu_server_threads "$WEB_PID")
     t1=$(date +%s%N)
     if [[ $kind == on ]]; then
         frames1=$(grep -c '^frame' "$TMP/page.out" || true)
@@ -330,8 +343,8 @@ window() {
     fi
     playing "playerd" "$BARE_SOCKET" && playing "playerd --http" "$WEB_SOCKET" && playing mpd "$MPD_SOCKET"
     pct() { awk -v c="$(cpu_spent "$1" "$2")" -v w="$((t1 - t0))" 'BEGIN { printf "%.4f", 100 * c / w }'; }
-    printf '%s %s %s %s %s\n' "$round" "$kind" "$(pct "$b0" "$b1")" "$(pct "$w0" "$w1")" "$(pct "$m0" "$m1")" \
-        >>"$TMP/windows"
+    printf '%s %s %s %s %s %s\n' "$round" "$kind" "$(pct "$b0" "$b1")" "$(pct "$w0" "$w1")" "$(pct "$m0" "$m1")" \
+        "$(awk -v c="$(cpu_spent "$n0" "$n1")" 'BEGIN { printf "%.3f", c / 1e6 }')" >>"$TMP/windows"
 }
 log "I: $ROUNDS rounds of two $SECONDS_PER_WINDOW s windows (one page open and mpd's idle client, or none)"
 for ((i = 0; i < ROUNDS; i++)); do
@@ -340,29 +353,34 @@ for ((i = 0; i < ROUNDS; i++)); do
     done
 done
 # Each round: the off window's CPU, and what the on window added to it.
-while read -r round bare web mpd; do
+while read -r round bare web mpd server; do
+    add server-off "$server"
     add bare-off "$bare"
     add web-off "$web"
     add mpd-off "$mpd"
-    on=$(awk -v r="$round" '$1 == r && $2 == "on" { print $3, $4, $5 }' "$TMP/windows")
-    read -r bare_on web_on mpd_on <<<"$on"
+    on=$(awk -v r="$round" '$1 == r && $2 == "on" { print $3, $4, $5, $6 }' "$TMP/windows")
+    read -r bare_on web_on mpd_on server_on <<<"$on"
+    add server-on "$server_on"
     add web-on "$web_on"
     add mpd-on "$mpd_on"
     add web-added "$(awk -v a="$web_on" -v b="$web" 'BEGIN { printf "%.4f", a - b }')"
     add mpd-added "$(awk -v a="$mpd_on" -v b="$mpd" 'BEGIN { printf "%.4f", a - b }')"
     add bare-added "$(awk -v a="$bare_on" -v b="$bare" 'BEGIN { printf "%.4f", a - b }')"
-done < <(awk '$2 == "off" { print $1, $3, $4, $5 }' "$TMP/windows")
+done < <(awk '$2 == "off" { print $1, $3, $4, $5, $6 }' "$TMP/windows")
 
 row "CPU while playing, no page open (% of a core)" %.3f web-off "playerd without --http" bare-off "1.0 (none measurable)"
 row "CPU added by one open page / idle client (% of a core)" %.3f web-added "mpd, mpc idleloop" mpd-added "<= 1.0"
 row "CPU while playing, page open / idle client (% of a core)" %.3f web-on "mpd, mpc idleloop" mpd-on ""
 
-NOTES+=("Ratio: the medians' playerd / peer. Added = the on window's CPU less the off window's, round by round.")
+NOTES+=("Ratio: the medians' playerd / peer (none where one is 0 or less). Added = the on window's CPU less the \
+off window's, round by round.")
 NOTES+=("Noise floor: the same on - off difference on playerd without --http, which nothing changed: $(fmt %.3f \
     "$(summary bare-added)") % of a core.")
 NOTES+=("In each on window the page saw $(summary frames | cut -d' ' -f1) changes (median) and made $(summary requests |
     cut -d' ' -f1) requests for them; the song: Fixtures/$SONG (3 s) on repeat; windows of $SECONDS_PER_WINDOW s.")
-NOTES+=("Every window, in run order (round, kind, CPU % of playerd, playerd --http, mpd):")
+NOTES+=("The HTTP server's own threads (NIO-*) in playerd --http: $(fmt %.3f "$(summary server-off)") ms of CPU in a \
+window with no page open, $(fmt %.3f "$(summary server-on)") ms with one.")
+NOTES+=("Every window, in run order (round, kind, CPU % of playerd, playerd --http, mpd; ms of the NIO threads):")
 while read -r line; do NOTES+=("  $line"); done <"$TMP/windows"
 NOTES+=("Took $(($(date +%s) - started)) s. Peer: $(mpd --version | head -n 1).")
 print_table "$(uname -r), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" \
