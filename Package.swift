@@ -163,6 +163,7 @@ let package = Package(
             dependencies: [
                 "PlayerClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -266,6 +267,11 @@ let package = Package(
         .testTarget(
             name: "MPRISTests",
             dependencies: ["MPRIS", "PlayerClient"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "WebRemoteTests",
+            dependencies: ["WebRemote"],
             swiftSettings: strictSettings
         ),
         .testTarget(

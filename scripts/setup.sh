@@ -15,7 +15,11 @@
 #                            bridging an MPD socket to MPRIS), pulseaudio with libasound2-plugins
 #                            (a private sound server whose ALSA `pulse` control is the hardware
 #                            mixer's test card), and snapserver with snapclient (the FIFO output's
-#                            end-to-end test)
+#                            end-to-end test), Debian's chromium and chromium-driver with python3-venv
+#                            for the web remote's browser tests: they run in the project's own Python
+#                            virtual environment .venv (gitignored), which gets the pip packages of
+#                            scripts/python-requirements.txt (selenium, axe-selenium-python,
+#                            schemathesis) when it is new or when that file changed
 # Swift itself is not installed here: it comes from swift.org (6.2 or newer).
 set -euo pipefail
 
@@ -23,7 +27,7 @@ purpose=${1:-build}
 packages=(pkg-config libmpg123-dev libflac-dev libvorbis-dev libopusfile-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev libchromaprint-dev)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 flac vorbis-tools opus-tools sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient) ;;
+    test) packages+=(mpg123 flac vorbis-tools opus-tools sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient chromium chromium-driver python3-venv) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 
@@ -47,4 +51,22 @@ fi
 if ! command -v swift >/dev/null; then
     echo "setup: swift is not on PATH: install Swift 6.2 or newer from https://www.swift.org/install/linux/" >&2
     exit 1
+fi
+
+if [[ $purpose == test ]]; then
+    # The venv is made from Debian's python (/usr/bin/python3, whose venv module python3-venv brings), not
+    # whatever python3 comes first on PATH (a pyenv build, say), so that .venv is the same on every
+    # machine set up by this script; its pip packages are pinned in scripts/python-requirements.txt.
+    cd "$(dirname "$0")/.."
+    requirements=scripts/python-requirements.txt
+    stamp=.venv/requirements.stamp
+    if [[ ! -x .venv/bin/python ]]; then
+        echo "setup: making the Python virtual environment .venv"
+        /usr/bin/python3 -m venv .venv
+    fi
+    if ! cmp -s "$requirements" "$stamp"; then
+        echo "setup: installing the pip packages of $requirements into .venv"
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
+        cp "$requirements" "$stamp"
+    fi
 fi

@@ -25,13 +25,21 @@ extension Daemon {
     /// peer is this process (SO_PEERCRED), it has a local client's full rights whatever the passwords.
     /// It counts against `--max-clients` like any client.
     public func connectInternalClient() throws -> Int32 {
-        try self.server.connectInternalClient()
+        try self.server.connectInternalClient(origin: .socketFile)
+    }
+
+    /// A new client of this daemon inside its own process that stands for a client on the network at
+    /// `host` (the web remote's sessions): it gets what a TCP client from there gets — the default
+    /// permissions until a `password`, the backoff after wrong ones, the places of that host, the
+    /// silence timeout, and no absolute local paths.
+    public func connectNetworkClient(host: String) throws -> Int32 {
+        try self.server.connectInternalClient(origin: .network(host: host))
     }
 }
 
 extension ControlServer {
-    /// See `Daemon.connectInternalClient()`.
-    public func connectInternalClient() throws -> Int32 {
+    /// See `Daemon.connectInternalClient()` and `Daemon.connectNetworkClient(host:)`.
+    func connectInternalClient(origin: ClientOrigin) throws -> Int32 {
         let service = self.service
         let logger = self.logger
         var ends: [Int32] = [-1, -1]
@@ -47,7 +55,7 @@ extension ControlServer {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
-                            ClientSession(service: service, server: state, origin: .socketFile, logger: logger))
+                            ClientSession(service: service, server: state, origin: origin, logger: logger))
                     }
                 }
                 .withConnectedSocket(ends[0]).wait()

@@ -39,24 +39,3 @@ struct JSONObject {
         "{" + self.members.map { key, value in "\(jsonString(key)): \(value.text)" }.joined(separator: ", ") + "}"
     }
 }
-
-/// A JSON string literal: quotes, backslashes and control characters escaped, everything else as UTF-8.
-func jsonString(_ string: String) -> String {
-    var text = "\""
-    for scalar in string.unicodeScalars {
-        switch scalar {
-        case "\"": text += "\\\""
-        case "\\": text += "\\\\"
-        case "\n": text += "\\n"
-        case "\r": text += "\\r"
-        case "\t": text += "\\t"
-        case "\u{08}": text += "\\b"
-        case "\u{0C}": text += "\\f"
-        case "\u{00}"..."\u{1F}", "\u{7F}":
-            let hex = String(scalar.value, radix: 16)
-            text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: text.unicodeScalars.append(scalar)
-        }
-    }
-    return text + "\""
-}

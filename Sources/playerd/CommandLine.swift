@@ -79,6 +79,11 @@ struct CommandLineOptions {
                 "Accept clients here too; repeatable: a socket path, @abstract, HOST:PORT, [IPv6]:PORT or any:PORT (env: several, separated by spaces).",
             repeatable: true),
         OptionSpec(
+            name: "http", value: "address", environment: "PLAYERD_HTTP",
+            help:
+                "Serve the web remote (a page and a JSON API) here; repeatable: HOST:PORT, [IPv6]:PORT, any:PORT (or :PORT) or a socket path (off unless given; clients get what network clients get) (env: several, separated by spaces).",
+            repeatable: true),
+        OptionSpec(
             name: "default-permissions", value: "list", environment: "PLAYERD_DEFAULT_PERMISSIONS",
             help:
                 "What network clients (and other users on an abstract socket) may do before `password`: a list of read, add, player, control, admin, or none (default: all without --password-file, none with it)."

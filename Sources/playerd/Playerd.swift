@@ -2,6 +2,7 @@ import Audio
 import Foundation
 import Logging
 import PlayerDaemon
+import WebRemote
 
 #if canImport(Glibc)
     import Glibc
@@ -30,10 +31,12 @@ enum Playerd {
         let level: Logger.Level
         let configuration: DaemonConfiguration
         let exportsMPRIS: Bool
+        let webAddresses: [WebAddress]
         do {
             level = try Self.parseLogLevel(options["log-level"] ?? "info")
             exportsMPRIS = try Self.mprisEnabled(options["mpris"])
             configuration = try Self.configuration(from: options, environment: environment)
+            webAddresses = try Self.webAddresses(options)
         } catch {
             Self.exitWithUsageError(error)
         }
@@ -61,7 +64,25 @@ enum Playerd {
             "listening on \(daemon.server.places.joined(separator: ", ")), playing on \(configuration.outputs.map(\.description).joined(separator: ", ")), \(configuration.mixer) volume"
         )
         let mpris = exportsMPRIS ? Self.startMPRIS(daemon: daemon, logger: logger) : nil
-        daemon.runUntilSignalled(beforeShutdown: { mpris?.stop() })
+        var web: WebRemoteServer?
+        if !webAddresses.isEmpty {
+            let server = WebRemoteServer(
+                addresses: webAddresses, passwordSet: configuration.passwords != nil, logger: logger
+            ) { host in try daemon.connectNetworkClient(host: host) }
+            do {
+                try server.start()
+            } catch {
+                logger.error("\(error)")
+                mpris?.stop()
+                daemon.shutdown()
+                exit(1)
+            }
+            web = server
+        }
+        daemon.runUntilSignalled(beforeShutdown: {
+            web?.stop()
+            mpris?.stop()
+        })
     }
 
     static func configuration(
@@ -158,6 +179,27 @@ enum Playerd {
             configuration.networkTimeout = .seconds(seconds)
         }
         return configuration
+    }
+
+    /// `--http`'s addresses, in `--listen`'s forms (an abstract socket excepted), and `:PORT`.
+    static func webAddresses(_ options: CommandLineOptions) throws(UsageError) -> [WebAddress] {
+        var addresses: [WebAddress] = []
+        for text in options.all("http") {
+            let address: ListenAddress
+            do {
+                // `:6680` is every address, as `any:6680`.
+                address = try ListenAddress(parsing: text.hasPrefix(":") ? "any" + text : text)
+            } catch {
+                throw UsageError(error.description.replacingOccurrences(of: "listen address", with: "--http address"))
+            }
+            switch address {
+            case .tcp(let host, let port): addresses.append(.tcp(host: host, port: port))
+            case .path(let path): addresses.append(.unix(path: Self.absolute(path)))
+            case .abstract:
+                throw UsageError("invalid --http address \"\(text)\": the web remote cannot use an abstract socket")
+            }
+        }
+        return addresses
     }
 
     private static func parseLogLevel(_ text: String) throws(UsageError) -> Logger.Level {

@@ -1,0 +1,128 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import Synchronization
+
+/// Counts HTTP connections by the address they come from and closes those past `perHost`, so that one
+/// host (a flood, or a slow client holding connections open) leaves room for the others; and closes a
+/// connection whose first request's head has not arrived within `headDeadline` (Hummingbird's idle
+/// timeout only starts once a head has been read). The server's total is bounded apart
+/// (`WebRemoteServer.connectionLimit`).
+final class ConnectionGuard: Sendable {
+    private let connections = Mutex<[String: Int]>([:])
+    let perHost: Int
+    let headDeadline: TimeAmount
+
+    init(perHost: Int, headDeadline: TimeAmount = .seconds(10)) {
+        self.perHost = perHost
+        self.headDeadline = headDeadline
+    }
+
+    /// Counts `channel` in, until it closes; false when its host has no room left.
+    fileprivate func admit(_ channel: any Channel) -> Bool {
+        let host = channel.remoteAddress?.ipAddress ?? "local"
+        let admitted = self.connections.withLock { connections -> Bool in
+            let count = connections[host, default: 0]
+            guard count < self.perHost else { return false }
+            connections[host] = count + 1
+            return true
+        }
+        guard admitted else { return false }
+        channel.closeFuture.whenComplete { _ in
+            self.connections.withLock { connections in
+                let count = (connections[host] ?? 1) - 1
+                connections[host] = count > 0 ? count : nil
+            }
+        }
+        return true
+    }
+
+    /// Hummingbird's HTTP/1 server with WebSocket upgrades, each connection first passing this guard.
+    func server(
+        webSocketRouter: Router<WebContext>, configuration: HTTP1WebSocketUpgradeChannel.Configuration
+    ) -> HTTPServerBuilder {
+        let webSocketResponder = webSocketRouter.buildResponder()
+        return HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                connectionGuard: self)
+        }
+    }
+}
+
+/// A server child channel that runs `ConnectionGuard`'s checks before `base`'s set-up.
+private struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
+    let base: Base
+    let connectionGuard: ConnectionGuard
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Base.Value> {
+        guard self.connectionGuard.admit(channel) else {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
+        do {
+            try channel.pipeline.syncOperations.addHandler(HeadDeadline(deadline: self.connectionGuard.headDeadline))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return self.base.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Base.Value, logger: Logger) async {
+        await self.base.handle(value: value, logger: logger)
+    }
+}
+
+/// Closes the connection unless the end of a request head (an empty line) arrives in time; once it
+/// has, it passes everything through and does nothing more.
+private final class HeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let deadline: TimeAmount
+    private var timer: Scheduled<Void>?
+    /// The last bytes seen, to find `\r\n\r\n` across reads.
+    private var tail: [UInt8] = []
+    private var done = false
+
+    init(deadline: TimeAmount) {
+        self.deadline = deadline
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        self.timer = context.eventLoop.scheduleTask(in: self.deadline) {
+            channel.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.timer?.cancel()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !self.done {
+            let buffer = self.unwrapInboundIn(data)
+            self.tail += buffer.readableBytesView
+            if self.tail.count > 3 {
+                for index in 0...(self.tail.count - 4)
+                where self.tail[index] == 13 && self.tail[index + 1] == 10 && self.tail[index + 2] == 13
+                    && self.tail[index + 3] == 10
+                {
+                    self.done = true
+                    break
+                }
+            }
+            if self.done {
+                self.timer?.cancel()
+                self.tail = []
+            } else if self.tail.count > 3 {
+                self.tail.removeFirst(self.tail.count - 3)
+            }
+        }
+        context.fireChannelRead(data)
+    }
+}
