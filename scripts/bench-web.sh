@@ -3,8 +3,9 @@
 # --http`) costs while playing, with no page open and with one, against what mpd 0.23 pays for one idle
 # client. BENCHMARKS.md (section I) says how each figure is measured and shows a run.
 #
-# Three daemons play the same fixture song (Fixtures/stereo-44k-cbr.mp3, 3 s, on repeat: a song change,
-# and so a `player` event, every 3 s) on the paced null output, at the same time, for the whole run:
+# Three daemons play the same fixture song (Fixtures/stereo-44k-cbr.mp3, 3 s) queued twice, on repeat (a
+# song change, and so a `player` event, every 3 s: playerd reports none when a one-song queue repeats)
+# on the paced null output, at the same time, for the whole run:
 #   playerd without --http;  playerd with --http 127.0.0.1:PORT;  mpd (null output, sync "yes").
 # Their CPU (user + sys of every thread, /proc/PID/task/*/schedstat) is read over BENCH_WEB_ROUNDS (4)
 # rounds of two windows of BENCH_WEB_SECONDS (30) s each, in alternating order (on-off, off-on, ...):
@@ -16,7 +17,7 @@
 # The table: playerd with --http against without, no page open (target: nothing measurable, 1.0); the
 # CPU one page adds (on minus off, round by round) against the CPU mpd's idle client adds (target: no
 # more); the same difference on the playerd without --http, which nothing changed between the
-# windows: the noise floor of a difference. Printed and written to .bench/bench-web.txt; no process is
+# windows: the noise floor of a difference; and the CPU of the HTTP server's own threads alone. Printed and written to .bench/bench-web.txt; no process is
 # left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_WEB_ROUNDS (4, at least 3), BENCH_WEB_SECONDS (30), BENCH_SKIP_BUILD (1: use
 # the release build as it is; bench.sh sets it).
@@ -77,15 +78,17 @@ def get(path, allowed=(200, 204, 304)):
     return body
 
 
-# What the page fetches for each name in a frame.
+# What the page fetches for each name in a frame (app.js's REFRESH_FOR).
 FETCHES = {
     "player": ["/api/status"],
     "mixer": ["/api/status"],
     "options": ["/api/status"],
+    "update": ["/api/status"],
     "playlist": ["/api/queue", "/api/status"],
-    "output": ["/api/outputs"],
     "stored_playlist": ["/api/playlists"],
+    "output": ["/api/outputs"],
     "database": ["/api/library/folder?path="],
+    "partition": ["/api/status", "/api/queue", "/api/playlists", "/api/outputs"],
 }
 last_cover = None
 
@@ -264,6 +267,7 @@ playing() {
 for socket in "$BARE_SOCKET" "$WEB_SOCKET" "$MPD_SOCKET"; do
     run mpc --host "$socket" -q clear
     run mpc --host "$socket" -q add "$SONG"
+    run mpc --host "$socket" -q add "$SONG"
     run mpc --host "$socket" -q repeat on
     run mpc --host "$socket" -q play
 done
@@ -293,12 +297,14 @@ row() {
 }
 
 # --- the windows ----------------------------------------------------------------------------
-# cpu_server_threads PID: cpu_threads of the HTTP server's own threads only: SwiftNIO's event loops
-# and blocking pool, named NIO-ELT-... and NIO-BLTP-... (what a playerd without --http does not run).
+# cpu_server_threads PID: cpu_threads of the threads only a playerd with --http runs: SwiftNIO's
+# singleton event loops (NIO-SGLTN-..., the HTTP server's and its sessions' daemon clients') and its
+# thread pool (TP-#...). The MPD socket's own event loop (NIO-ELT-...) is not among them.
 cpu_server_threads() {
-    local task
+    local task comm
     for task in /proc/"$1"/task/*; do
-        [[ $(cat "$task/comm" 2>/dev/null) == NIO-* && -r $task/schedstat ]] &&
+        comm=$(cat "$task/comm" 2>/dev/null) || continue
+        [[ ($comm == NIO-SGLTN-* || $comm == TP-#*) && -r $task/schedstat ]] &&
             printf '%s %s\n' "${task##*/}" "$(cut -d' ' -f1 "$task/schedstat" 2>/dev/null)"
     done
     return 0
@@ -307,12 +313,13 @@ cpu_server_threads() {
 requests_so_far() { awk '$1 == "ready" { r = $2 } $1 == "frame" { r = $3 } END { print r + 0 }' "$TMP/page.out"; }
 # window on|off ROUND: one window; records each daemon's CPU in it as % of a core.
 window() {
-    local kind=$1 round=$2 page_pid="" idle_pid="" t0 t1 b0 b1 w0 w1 m0 m1 n0 n1 frames0=0 frames1=0 requests0=0
+    local kind=$1 round=$2 page_pid="" idle_pid="" t0 t1 b0 b1 w0 w1 m0 m1 n0 n1 frames0=0 frames1=0 requests0=0 idle0=0
     if [[ $kind == on ]]; then
         : >"$TMP/page.out"
         python3 "$TMP/page.py" 127.0.0.1 "$PORT" >"$TMP/page.out" 2>"$TMP/page.err" &
         page_pid=$!
-        mpc --host "$MPD_SOCKET" idleloop >/dev/null &
+        : >"$TMP/idle.out"
+        mpc --host "$MPD_SOCKET" idleloop >"$TMP/idle.out" &
         idle_pid=$!
         for _ in $(seq 100); do
             grep -q '^ready' "$TMP/page.out" && break
@@ -323,6 +330,7 @@ window() {
         sleep 1
         frames0=$(grep -c '^frame' "$TMP/page.out" || true)
         requests0=$(requests_so_far)
+        idle0=$(wc -l <"$TMP/idle.out")
     fi
     t0=$(date +%s%N)
     b0=$(cpu_threads "$BARE_PID") && w0=$(cpu_threads "$WEB_PID") && m0=$(cpu_threads "$MPD_PID")
@@ -339,7 +347,8 @@ window() {
         wait "$page_pid" "$idle_pid" 2>/dev/null || true
         add frames "$((frames1 - frames0))"
         add requests "$(($(requests_so_far) - requests0))"
-        ((frames1 > frames0)) || die "the page saw no change in $SECONDS_PER_WINDOW s of a 3 s song on repeat"
+        add idle "$(($(wc -l <"$TMP/idle.out") - idle0))"
+        ((frames1 > frames0)) || die "the page saw no change in $SECONDS_PER_WINDOW s of 3 s songs on repeat"
     fi
     playing "playerd" "$BARE_SOCKET" && playing "playerd --http" "$WEB_SOCKET" && playing mpd "$MPD_SOCKET"
     pct() { awk -v c="$(cpu_spent "$1" "$2")" -v w="$((t1 - t0))" 'BEGIN { printf "%.4f", 100 * c / w }'; }
@@ -376,11 +385,12 @@ NOTES+=("Ratio: the medians' playerd / peer (none where one is 0 or less). Added
 off window's, round by round.")
 NOTES+=("Noise floor: the same on - off difference on playerd without --http, which nothing changed: $(fmt %.3f \
     "$(summary bare-added)") % of a core.")
-NOTES+=("In each on window the page saw $(summary frames | cut -d' ' -f1) changes (median) and made $(summary requests |
-    cut -d' ' -f1) requests for them; the song: Fixtures/$SONG (3 s) on repeat; windows of $SECONDS_PER_WINDOW s.")
-NOTES+=("The HTTP server's own threads (NIO-*) in playerd --http: $(fmt %.3f "$(summary server-off)") ms of CPU in a \
+NOTES+=("In each on window (medians) the page saw $(summary frames | cut -d' ' -f1) frames and made $(summary requests |
+    cut -d' ' -f1) requests for them; mpd's idle client was told of $(summary idle | cut -d' ' -f1) changes. The song: \
+Fixtures/$SONG (3 s), queued twice, on repeat; windows of $SECONDS_PER_WINDOW s.")
+NOTES+=("The HTTP server's own threads (NIO-SGLTN-*, TP-*) in playerd --http: $(fmt %.3f "$(summary server-off)") ms of CPU in a \
 window with no page open, $(fmt %.3f "$(summary server-on)") ms with one.")
-NOTES+=("Every window, in run order (round, kind, CPU % of playerd, playerd --http, mpd; ms of the NIO threads):")
+NOTES+=("Every window, in run order (round, kind, CPU % of playerd, playerd --http, mpd; ms of the HTTP server's threads):")
 while read -r line; do NOTES+=("  $line"); done <"$TMP/windows"
 NOTES+=("Took $(($(date +%s) - started)) s. Peer: $(mpd --version | head -n 1).")
 print_table "$(uname -r), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" \
