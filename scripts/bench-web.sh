@@ -298,13 +298,14 @@ row() {
 
 # --- the windows ----------------------------------------------------------------------------
 # cpu_server_threads PID: cpu_threads of the threads only a playerd with --http runs: SwiftNIO's
-# singleton event loops (NIO-SGLTN-..., the HTTP server's and its sessions' daemon clients') and its
-# thread pool (TP-#...). The MPD socket's own event loop (NIO-ELT-...) is not among them.
+# singleton event loops (NIO-SGLTN-...), which carry the HTTP server and its sessions' connections to
+# the daemon. The MPD socket's own event loop (NIO-ELT-...) and NIO's thread pool (TP-#..., the
+# daemon's file work) run in both.
 cpu_server_threads() {
     local task comm
     for task in /proc/"$1"/task/*; do
         comm=$(cat "$task/comm" 2>/dev/null) || continue
-        [[ ($comm == NIO-SGLTN-* || $comm == TP-#*) && -r $task/schedstat ]] &&
+        [[ $comm == NIO-SGLTN-* && -r $task/schedstat ]] &&
             printf '%s %s\n' "${task##*/}" "$(cut -d' ' -f1 "$task/schedstat" 2>/dev/null)"
     done
     return 0
@@ -388,7 +389,7 @@ NOTES+=("Noise floor: the same on - off difference on playerd without --http, wh
 NOTES+=("In each on window (medians) the page saw $(summary frames | cut -d' ' -f1) frames and made $(summary requests |
     cut -d' ' -f1) requests for them; mpd's idle client was told of $(summary idle | cut -d' ' -f1) changes. The song: \
 Fixtures/$SONG (3 s), queued twice, on repeat; windows of $SECONDS_PER_WINDOW s.")
-NOTES+=("The HTTP server's own threads (NIO-SGLTN-*, TP-*) in playerd --http: $(fmt %.3f "$(summary server-off)") ms of CPU in a \
+NOTES+=("The HTTP server's own threads (NIO-SGLTN-*) in playerd --http: $(fmt %.3f "$(summary server-off)") ms of CPU in a \
 window with no page open, $(fmt %.3f "$(summary server-on)") ms with one.")
 NOTES+=("Every window, in run order (round, kind, CPU % of playerd, playerd --http, mpd; ms of the HTTP server's threads):")
 while read -r line; do NOTES+=("  $line"); done <"$TMP/windows"
