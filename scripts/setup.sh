@@ -54,9 +54,10 @@ if ! command -v swift >/dev/null; then
 fi
 
 if [[ $purpose == test ]]; then
-    # The venv is made from Debian's python (/usr/bin/python3, whose venv module python3-venv brings), not
-    # whatever python3 comes first on PATH (a pyenv build, say), so that .venv is the same on every
-    # machine set up by this script; its pip packages are pinned in scripts/python-requirements.txt.
+    # The venv is made from Debian's python (/usr/bin/python3, 3.11 on Debian 12, whose venv module
+    # python3-venv brings), not whatever python3 comes first on PATH: the development machines put a
+    # pyenv 3.11.7 first, whose venv works too, but it is on no other machine, and .venv must be the same
+    # on every machine this script sets up. Its pip packages are pinned in scripts/python-requirements.txt.
     cd "$(dirname "$0")/.."
     requirements=scripts/python-requirements.txt
     stamp=.venv/requirements.stamp

@@ -12,6 +12,8 @@ import Synchronization
 /// (`WebRemoteServer.connectionLimit`).
 final class ConnectionGuard: Sendable {
     private let connections = Mutex<[String: Int]>([:])
+    /// Every connection open, to close them all at once when the server stops.
+    private let open = Mutex<[ObjectIdentifier: any Channel]>([:])
     let perHost: Int
     let headDeadline: TimeAmount
 
@@ -20,8 +22,12 @@ final class ConnectionGuard: Sendable {
         self.headDeadline = headDeadline
     }
 
+    /// Set once the server stops: no connection is admitted from then on (a page reconnects at once).
+    private let stopping = Atomic<Bool>(false)
+
     /// Counts `channel` in, until it closes; false when its host has no room left.
     fileprivate func admit(_ channel: any Channel) -> Bool {
+        guard !self.stopping.load(ordering: .acquiring) else { return false }
         let host = channel.remoteAddress?.ipAddress ?? "local"
         let admitted = self.connections.withLock { connections -> Bool in
             let count = connections[host, default: 0]
@@ -30,13 +36,25 @@ final class ConnectionGuard: Sendable {
             return true
         }
         guard admitted else { return false }
+        let key = ObjectIdentifier(channel)
+        self.open.withLock { $0[key] = channel }
         channel.closeFuture.whenComplete { _ in
             self.connections.withLock { connections in
                 let count = (connections[host] ?? 1) - 1
                 connections[host] = count > 0 ? count : nil
             }
+            _ = self.open.withLock { $0.removeValue(forKey: key) }
         }
         return true
+    }
+
+    /// Refuses new connections and closes every open one (pages and kept-alive ones), so that
+    /// stopping waits for none.
+    func closeAll() {
+        self.stopping.store(true, ordering: .releasing)
+        for channel in self.open.withLock({ Array($0.values) }) {
+            channel.close(promise: nil)
+        }
     }
 
     /// Hummingbird's HTTP/1 server with WebSocket upgrades, each connection first passing this guard.

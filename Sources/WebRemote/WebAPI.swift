@@ -170,7 +170,16 @@ struct WebAPI: Sendable {
                 let body = try await Self.body(AddBody.self, request, context)
                 let uri = try Self.libraryURI(body.uri)
                 let before = Int(try await session.run("status")["playlistlength"] ?? "") ?? 0
-                _ = try await session.run("add", [uri])
+                do {
+                    _ = try await session.run("add", [uri])
+                } catch let error as WebError where error.status == .notFound {
+                    // Not a song or folder: a stored playlist's songs, as MPD clients add them (`load`).
+                    do {
+                        _ = try await session.run("load", [uri])
+                    } catch let loadError as WebError where loadError.status == .notFound {
+                        throw WebError(status: .notFound, "\(uri): no such song, folder or playlist")
+                    }
+                }
                 let after = Int(try await session.run("status")["playlistlength"] ?? "") ?? before
                 if body.play == true, after > before {
                     _ = try await session.run("play", [String(before)])

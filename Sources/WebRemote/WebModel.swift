@@ -13,7 +13,9 @@ struct WebError: Error, Sendable {
     /// The status that says what the daemon's refusal means (MPD's ACK codes, `Ack.Code`).
     init(_ failure: DaemonFailure, passwordGiven: Bool) {
         switch failure {
-        case .ack(let code, let message):
+        case .ack(let code, let ackMessage):
+            // The daemon's errors may name local files: the network is told their names only.
+            let message = WebModel.withoutLocalPaths(ackMessage)
             let status: HTTPResponse.Status =
                 switch code {
                 case 4: passwordGiven ? .forbidden : .unauthorized  // permission

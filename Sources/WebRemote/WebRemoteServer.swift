@@ -106,15 +106,20 @@ public final class WebRemoteServer: Sendable {
             defer { tasks.removeAll() }
             return tasks
         }
+        // Pages hold their connections open: closed first, nothing is left to wait for.
+        self.connectionGuard.closeAll()
         for task in tasks { task.cancel() }
         let done = DispatchSemaphore(value: 0)
         let sessions = self.sessions
         Task {
-            for task in tasks { await task.value }
             await sessions.closeAll()
+            for task in tasks { await task.value }
             done.signal()
         }
-        _ = done.wait(timeout: .now() + 5)
+        // Hummingbird's graceful end sometimes waits 5 s more for a browser's closed connection; the
+        // daemon's shutdown needs none of it (every connection is closed, and with it every session's
+        // client of the daemon), so it goes on after a second.
+        _ = done.wait(timeout: .now() + 1)
     }
 
     private func application(
@@ -142,7 +147,9 @@ public final class WebRemoteServer: Sendable {
                         idleTimeout: .seconds(30),
                         httpDecoderConfiguration: .init(
                             maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
-                    ws: .init(maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(30))))),
+                    ws: .init(
+                        maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(1)
+                    ))),
             configuration: .init(
                 address: bindAddress, serverName: nil, reuseAddress: true,
                 availableConnectionsDelegate: MaximumAvailableConnections(Self.connectionLimit)),
