@@ -7,8 +7,8 @@ import Synchronization
 
 /// Counts HTTP connections by the address they come from and closes those past `perHost`, so that one
 /// host (a flood, or a slow client holding connections open) leaves room for the others; and closes a
-/// connection whose first request's head has not arrived within `headDeadline` (Hummingbird's idle
-/// timeout only starts once a head has been read). The server's total is bounded apart
+/// connection that has not answered a first request within `headDeadline` (Hummingbird's idle timeout
+/// only starts once a head has been read). The server's total is bounded apart
 /// (`WebRemoteServer.connectionLimit`).
 final class ConnectionGuard: Sendable {
     private let connections = Mutex<[String: Int]>([:])
@@ -86,7 +86,11 @@ private struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        return self.base.setup(channel: channel, logger: logger)
+        return self.base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            // Last: a request the HTTP decoder refuses ends its connection (Hummingbird would hold it).
+            try channel.pipeline.syncOperations.addHandler(CloseOnError(), position: .last)
+            return value
+        }
     }
 
     func handle(value: Base.Value, logger: Logger) async {
@@ -94,17 +98,17 @@ private struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel
     }
 }
 
-/// Closes the connection unless the end of a request head (an empty line) arrives in time; once it
-/// has, it passes everything through and does nothing more.
-private final class HeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
+/// Closes the connection unless it has answered a first request in time: a head that never ends, or
+/// one the HTTP decoder refused (Hummingbird then neither answers nor closes), ends here. Once the
+/// first answer is on its way it passes everything through and does nothing more.
+private final class HeadDeadline: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let deadline: TimeAmount
     private var timer: Scheduled<Void>?
-    /// The last bytes seen, to find `\r\n\r\n` across reads.
-    private var tail: [UInt8] = []
-    private var done = false
 
     init(deadline: TimeAmount) {
         self.deadline = deadline
@@ -121,26 +125,20 @@ private final class HeadDeadline: ChannelInboundHandler, RemovableChannelHandler
         self.timer?.cancel()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !self.done {
-            let buffer = self.unwrapInboundIn(data)
-            self.tail += buffer.readableBytesView
-            if self.tail.count > 3 {
-                for index in 0...(self.tail.count - 4)
-                where self.tail[index] == 13 && self.tail[index + 1] == 10 && self.tail[index + 2] == 13
-                    && self.tail[index + 3] == 10
-                {
-                    self.done = true
-                    break
-                }
-            }
-            if self.done {
-                self.timer?.cancel()
-                self.tail = []
-            } else if self.tail.count > 3 {
-                self.tail.removeFirst(self.tail.count - 3)
-            }
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if let timer = self.timer {
+            timer.cancel()
+            self.timer = nil
         }
-        context.fireChannelRead(data)
+        context.write(data, promise: promise)
+    }
+}
+
+/// Closes the connection on an error no handler before it took (a request the HTTP decoder refused).
+private final class CloseOnError: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
     }
 }

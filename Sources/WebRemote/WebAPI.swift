@@ -25,6 +25,7 @@ struct WebAPI: Sendable {
         router.post("/api/session") { request, context in
             await self.call(request, context) { session in
                 let body = try await Self.body(LoginBody.self, request, context)
+                try Self.refuseControlCharacters(body.password, "the password")
                 do {
                     try await session.logIn(password: body.password)
                 } catch let error as WebError {
@@ -59,9 +60,17 @@ struct WebAPI: Sendable {
                 switch body.action {
                 case "play":
                     if let id = body.id {
-                        _ = try await session.run("playid", [String(try Self.checked(id, "id"))])
+                        do {
+                            _ = try await session.run("playid", [String(try Self.checked(id, "id"))])
+                        } catch let error as WebError where [.notFound, .badRequest].contains(error.status) {
+                            throw WebError(status: .notFound, "no song with id \(id) in the queue")
+                        }
                     } else if let position = body.position {
-                        _ = try await session.run("play", [String(try Self.checked(position, "position"))])
+                        do {
+                            _ = try await session.run("play", [String(try Self.checked(position, "position"))])
+                        } catch let error as WebError where [.notFound, .badRequest].contains(error.status) {
+                            throw WebError(status: .notFound, "no song at position \(position) in the queue")
+                        }
                     } else {
                         _ = try await session.run("play")
                     }
@@ -174,6 +183,9 @@ struct WebAPI: Sendable {
                     _ = try await session.run("add", [uri])
                 } catch let error as WebError where error.status == .notFound {
                     // Not a song or folder: a stored playlist's songs, as MPD clients add them (`load`).
+                    guard !uri.contains("/"), uri.utf8.count <= Self.playlistNameLimit else {
+                        throw WebError(status: .notFound, "\(uri): no such song, folder or playlist")
+                    }
                     do {
                         _ = try await session.run("load", [uri])
                     } catch let loadError as WebError where loadError.status == .notFound {
@@ -195,7 +207,12 @@ struct WebAPI: Sendable {
         }
         router.delete("/api/queue/{id}") { request, context in
             await self.call(request, context) { session in
-                _ = try await session.run("deleteid", [String(try Self.pathNumber(context, "id"))])
+                let id = try Self.pathNumber(context, "id")
+                do {
+                    _ = try await session.run("deleteid", [String(id)])
+                } catch let error as WebError where error.status == .notFound {
+                    throw WebError(status: .notFound, "no song with id \(id) in the queue")
+                }
                 return Self.noContent()
             }
         }
@@ -203,7 +220,11 @@ struct WebAPI: Sendable {
             await self.call(request, context) { session in
                 let id = try Self.pathNumber(context, "id")
                 let body = try await Self.body(MoveBody.self, request, context)
-                _ = try await session.run("moveid", [String(id), String(try Self.checked(body.to, "to"))])
+                do {
+                    _ = try await session.run("moveid", [String(id), String(try Self.checked(body.to, "to"))])
+                } catch let error as WebError where error.status == .notFound {
+                    throw WebError(status: .notFound, "no song with id \(id) in the queue")
+                }
                 return Self.noContent()
             }
         }
@@ -310,9 +331,18 @@ struct WebAPI: Sendable {
             await self.call(request, context) { session in
                 let text = try Self.query(request, "q")
                 guard !text.isEmpty else { return Self.json(.object([("songs", .array([]))])) }
-                let answer = try await session.run(
-                    "search", ["(any contains \(WebModel.filterString(text)))", "window", "0:500"])
-                return Self.json(.object([("songs", WebModel.songs(answer.fields))]))
+                // Any tag, then the file name (the daemon's `any` holds tags only; MPD 0.23 has no OR).
+                let filter = WebModel.filterString(text)
+                let byTag = try await session.run("search", ["(any contains \(filter))", "window", "0:500"])
+                var blocks = WebModel.blocks(byTag.fields).filter { $0.first?.key == "file" }
+                if blocks.count < 500 {
+                    let byName = try await session.run("search", ["(file contains \(filter))", "window", "0:500"])
+                    var seen = Set(blocks.compactMap { $0.first?.value })
+                    for block in WebModel.blocks(byName.fields) where block.first?.key == "file" && blocks.count < 500 {
+                        if let file = block.first?.value, seen.insert(file).inserted { blocks.append(block) }
+                    }
+                }
+                return Self.json(.object([("songs", .array(blocks.map(WebModel.song)))]))
             }
         }
         router.get("/api/cover") { request, context in
@@ -357,8 +387,11 @@ struct WebAPI: Sendable {
     // MARK: - Events
 
     private func registerEvents(on router: Router<WebContext>) {
-        router.ws("/api/events") { _, _ in
-            .upgrade([:])
+        router.ws("/api/events") { request, _ in
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                throw HTTPError(.upgradeRequired, message: "/api/events is a WebSocket: ask for an upgrade")
+            }
+            return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             let request = context.request
             let host = context.requestContext.remoteHost
@@ -373,6 +406,15 @@ struct WebAPI: Sendable {
                 client = try await session.openEventClient()
             } catch let error as WebError {
                 try await outbound.close(.policyViolation, reason: error.message)
+                return
+            }
+            do {
+                // `idle` needs the right to read: refused now, with the reason, not after a first frame.
+                _ = try await client.run("status")
+            } catch {
+                client.close()
+                let reason = (error as? DaemonFailure).map { WebError($0, passwordGiven: false).message } ?? "\(error)"
+                try await outbound.close(.policyViolation, reason: reason)
                 return
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -486,11 +528,17 @@ struct WebAPI: Sendable {
 
     /// The request's JSON body as `T`, or a 400 naming what is wrong (413 when too large).
     static func body<T: Decodable>(_: T.Type, _ request: Request, _ context: WebContext) async throws(WebError) -> T {
+        let tooLarge = WebError(status: .contentTooLarge, "the body is larger than \(context.maxUploadSize) bytes")
+        if let announced = request.headers[.contentLength].flatMap({ Int($0) }), announced > context.maxUploadSize {
+            throw tooLarge
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: context.maxUploadSize)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw WebError(status: .contentTooLarge, "the body is larger than \(context.maxUploadSize) bytes")
+            throw tooLarge
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
         } catch {
             throw WebError(status: .badRequest, "cannot read the body: \(error)")
         }
@@ -549,9 +597,11 @@ struct WebAPI: Sendable {
         guard let value = request.uri.queryParameters.get(name) else {
             throw WebError(status: .badRequest, "the query parameter \(name) is missing")
         }
-        guard value.utf8.count <= 4096 else {
-            throw WebError(status: .badRequest, "the query parameter \(name) is longer than 4096 bytes")
+        // A filter's quoted value may hold 4095 bytes: 1000 characters of any script fit.
+        guard value.count <= 1000, value.utf8.count <= 4000 else {
+            throw WebError(status: .badRequest, "the query parameter \(name) is longer than 1000 characters")
         }
+        try Self.refuseControlCharacters(value, name)
         return value
     }
 
@@ -563,14 +613,27 @@ struct WebAPI: Sendable {
                 status: .forbidden, "\(uri): local files outside the library cannot be named from the network")
         }
         guard uri.utf8.count <= 4096 else { throw WebError(status: .badRequest, "uri is longer than 4096 bytes") }
+        try Self.refuseControlCharacters(uri, "uri")
         return uri
     }
 
+    /// The longest playlist name: its file, NAME.m3u, must fit a file name's 255 bytes.
+    static let playlistNameLimit = 251
+
     private static func playlistName(_ name: String) throws(WebError) -> String {
-        guard !name.isEmpty, name.utf8.count <= 255, !name.contains("/"), !name.contains("\n") else {
-            throw WebError(status: .badRequest, "a playlist name is 1 to 255 bytes, without / or line breaks")
+        guard !name.isEmpty, name.utf8.count <= Self.playlistNameLimit, !name.contains("/") else {
+            throw WebError(
+                status: .badRequest, "a playlist name is 1 to \(Self.playlistNameLimit) bytes, without /")
         }
+        try Self.refuseControlCharacters(name, "a playlist name")
         return name
+    }
+
+    /// Line breaks would end a command and a NUL ends a C string: neither can be in an argument.
+    private static func refuseControlCharacters(_ value: String, _ name: String) throws(WebError) {
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw WebError(status: .badRequest, "\(name) holds a control character")
+        }
     }
 
     private static func secondsArgument(_ seconds: Double, _ name: String) throws(WebError) -> String {
@@ -623,6 +686,24 @@ private struct OptionsBody: Decodable {
     var random: Bool?
     var single: String?
     var consume: Bool?
+
+    enum CodingKeys: String, CodingKey { case `repeat`, random, single, consume }
+
+    /// A mode left out is left as it is; one given as null is a mistake, refused.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        for key in [CodingKeys.repeat, .random, .single, .consume] {
+            if container.contains(key), try container.decodeNil(forKey: key) {
+                throw DecodingError.valueNotFound(
+                    Bool.self,
+                    .init(codingPath: [key], debugDescription: "null is no value: leave the mode out instead"))
+            }
+        }
+        self.repeat = try container.decodeIfPresent(Bool.self, forKey: .repeat)
+        self.random = try container.decodeIfPresent(Bool.self, forKey: .random)
+        self.single = try container.decodeIfPresent(String.self, forKey: .single)
+        self.consume = try container.decodeIfPresent(Bool.self, forKey: .consume)
+    }
 }
 private struct TimersBody: Decodable {
     enum Sleep: Decodable {

@@ -117,20 +117,34 @@ enum WebModel {
     }
 
     /// `text` with every absolute path cut to its last part: errors name files, and the network does
-    /// not learn where they live.
+    /// not learn where they live. A path starts with `/` (or `file:///`) at the start of the text, after
+    /// a space or a quote, and runs to a colon, a quote or the end (so it may hold spaces).
     static func withoutLocalPaths(_ text: String) -> String {
-        var words: [Substring] = []
-        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
-            var word = word
-            let quote = word.first == "\"" || word.first == "'" ? word.first : nil
-            let body = quote == nil ? word : word.dropFirst()
-            if body.hasPrefix("/") || body.hasPrefix("file:///") {
-                let last = body.split(separator: "/").last ?? ""
-                word = quote.map { Substring(String($0) + last) } ?? last
-            }
-            words.append(word)
+        var result = ""
+        var rest = Substring(text)
+        while let start = Self.pathStart(in: rest) {
+            result += rest[..<start]
+            var path = rest[start...]
+            if path.hasPrefix("file://") { path = path.dropFirst("file://".count) }
+            let end = path.firstIndex { $0 == ":" || $0 == "\"" || $0 == "'" } ?? path.endIndex
+            let name = path[..<end].split(separator: "/").last ?? ""
+            result += name
+            rest = path[end...]
         }
-        return words.joined(separator: " ")
+        return result + rest
+    }
+
+    private static func pathStart(in text: Substring) -> Substring.Index? {
+        var previous: Character?
+        for index in text.indices {
+            let character = text[index]
+            let atBoundary = previous == nil || previous == " " || previous == "\"" || previous == "'"
+            if atBoundary, character == "/" || text[index...].hasPrefix("file:///") {
+                return index
+            }
+            previous = character
+        }
+        return nil
     }
 
     /// `text` percent-encoded for a query value: unreserved characters stay, every other byte is %XX.

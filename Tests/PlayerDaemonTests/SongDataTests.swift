@@ -47,7 +47,7 @@ struct SongDataTests {
     /// (fixed in 0.24.4, DESIGN.md §11), so a silent try is given up after `wait` and made again. Once
     /// stuck, an mpd may stay silent to every later try (seen in CI: four new connections, no answer), so
     /// the third and fourth tries go to a fresh mpd on the same music.
-    static func patientAnswer(_ mpd: inout RunningMPD, music: String, _ line: String, wait: Duration = .seconds(15))
+    static func patientAnswer(_ mpd: inout RunningMPD, music: String, _ line: String, wait: Duration = .seconds(30))
         throws -> [String]
     {
         var problem = ""

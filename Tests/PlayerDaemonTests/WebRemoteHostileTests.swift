@@ -70,18 +70,14 @@ struct WebRemoteHostileTests {
             var answer = try web.post("/api/queue", big)
             #expect(answer.status >= 400 && answer.status < 500, "\(answer)")
             #expect(answer.errorText?.isEmpty == false, "\(answer)")
-            withKnownIssue("Hummingbird's NIOTooManyBytesError is answered 400 \"cannot read the body\", not 413") {
-                #expect(answer.status == 413, "\(answer)")
-            }
+            #expect(answer.status == 413, "\(answer)")
             let announced = try LineClient(host: "127.0.0.1", port: port)
             try announced.send(
                 bytes: Array(
                     "POST /api/queue HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{"
                         .utf8))
             let refused = Self.outcome(announced, within: .seconds(3))
-            withKnownIssue("a body announced over the limit is waited for, not refused by its Content-Length") {
-                #expect(refused == "HTTP 413", "a body of 1 GB announced")
-            }
+            #expect(refused == "HTTP 413", "a body of 1 GB announced")
             announced.close()
             // Just under the limit is no problem of size.
             let fits = #"{"name": ""# + String(repeating: "b", count: 60 * 1024) + #""}"#
@@ -149,23 +145,16 @@ struct WebRemoteHostileTests {
             }
             // A NUL in a query value, a playlist name as long as a file name may be: 400, never a server
             // error, nor the playlist directory's path.
-            withKnownIssue("a NUL in a filter value is the daemon's \"Missing closing\" ACK, answered 500") {
-                for target in ["/api/library/songs?artist=%00&album=x", "/api/library/albums?artist=a%00"] {
-                    let refused = try web.get(target)
-                    #expect(refused.status == 400, "\(target): \(refused)")
-                }
+            for target in ["/api/library/songs?artist=%00&album=x", "/api/library/albums?artist=a%00"] {
+                let refused = try web.get(target)
+                #expect(refused.status == 400, "\(target): \(refused)")
             }
             let longName = try web.post("/api/queue/save", #"{"name": "\#(String(repeating: "0", count: 255))"}"#)
-            withKnownIssue("a playlist name of 252 to 255 bytes is a file name too long: 500 naming the directory") {
-                #expect(longName.status == 400, "\(longName)")
-                #expect(!longName.text.contains(daemon.directory), "\(longName)")
-            }
+            #expect(longName.status == 400, "\(longName)")
+            #expect(!longName.text.contains(daemon.directory), "\(longName)")
             let longURI = try web.post("/api/queue", #"{"uri": "\#(String(repeating: "0", count: 300))"}"#)
             #expect(!longURI.text.contains(daemon.directory), "\(longURI)")
-            withKnownIssue("a uri too long for a file name, tried as a stored playlist, is a 500 (\"Failed to open\")")
-            {
-                #expect(longURI.status == 404, "no such song or playlist: \(longURI)")
-            }
+            #expect(longURI.status == 404, "no such song or playlist: \(longURI)")
             let after = try mpd.fields("status")
             for key in ["volume", "state", "playlistlength", "playlist"] {
                 #expect(after[key] == before[key], "\(key) changed: \(before) → \(after)")
@@ -199,12 +188,9 @@ struct WebRemoteHostileTests {
             try? garbage.send(bytes: (0..<4096).map { _ in UInt8.random(in: 0...255) } + Array("\r\n\r\n".utf8))
             let garbled = Self.outcome(garbage, within: .seconds(3))
             // Each is answered 400, 414 or 431, or its connection closed.
-            withKnownIssue("a request the HTTP decoder refuses is neither answered nor closed: it holds its connection")
-            {
-                #expect(["HTTP 400", "HTTP 431", "closed"].contains(flooded), "1 MB of headers: \(flooded)")
-                #expect(["HTTP 400", "HTTP 414", "HTTP 431", "closed"].contains(lengthy), "a 1 MB URL: \(lengthy)")
-                #expect(["HTTP 400", "closed"].contains(garbled), "4 KiB of garbage: \(garbled)")
-            }
+            #expect(["HTTP 400", "HTTP 431", "closed"].contains(flooded), "1 MB of headers: \(flooded)")
+            #expect(["HTTP 400", "HTTP 414", "HTTP 431", "closed"].contains(lengthy), "a 1 MB URL: \(lengthy)")
+            #expect(["HTTP 400", "closed"].contains(garbled), "4 KiB of garbage: \(garbled)")
             // Meanwhile others are served, on HTTP and on the MPD socket.
             try Self.expectAlive(daemon, port)
             for connection in [flood, long, garbage] {
