@@ -11,7 +11,7 @@ FISHCOMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
 DOCDIR = $(PREFIX)/share/doc/playerd
 RELEASE = .build/release
 
-.PHONY: run test setup release install uninstall bench bench-library bench-formats bench-micro bench-audio bench-engine fixtures format clean
+.PHONY: run test setup release install uninstall bench bench-library bench-formats bench-web bench-micro bench-audio bench-engine fixtures format clean
 
 run:
 	scripts/run.sh
@@ -66,6 +66,9 @@ bench-library:
 
 bench-formats:
 	scripts/bench-formats.sh
+
+bench-web:
+	scripts/bench-web.sh
 
 bench-micro:
 	scripts/bench-micro.sh

@@ -30,6 +30,9 @@
 #   H. The formats (scripts/bench-formats.sh, its own table, also in .bench/bench-formats.txt): each
 #      decoder's throughput against its reference tool (mpg123 -s, flac -d, oggdec, opusdec) and the
 #      CPU of playing each format in real time against mpd's, on the same 3 minutes in every format.
+#   I. The web remote (scripts/bench-web.sh, its own table, also in .bench/bench-web.txt): CPU while
+#      playing with `--http` against without, no page open, and what one open page adds against what
+#      mpd's idle client (`mpc idleloop`) adds.
 # Every measurement alternates playerd and the peer (or runs them at the same moment: CPU). The table
 # is printed and written to .bench/bench.txt; no process is left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (35),
@@ -398,3 +401,7 @@ BENCH_SKIP_BUILD=1 run scripts/bench-library.sh
 # --- H: the formats ------------------------------------------------------------------------
 log "H: the formats (scripts/bench-formats.sh)"
 BENCH_SKIP_BUILD=1 run scripts/bench-formats.sh
+
+# --- I: the web remote ---------------------------------------------------------------------
+log "I: the web remote (scripts/bench-web.sh)"
+BENCH_SKIP_BUILD=1 run scripts/bench-web.sh
