@@ -528,6 +528,7 @@ final class EngineCore {
         self.publishedAt = now
         var status = Self.status(of: self.context, at: now)
         status.seekCount = self.seekCount
+        status.songsFollowed = self.context.songsFollowed
         status.mixerSwitches = self.mixerSwitches
         status.outputs = self.output.statuses()
         status.playedNanoseconds = self.playedNanoseconds

@@ -17,6 +17,9 @@ public struct PlayerContext: Sendable {
     public private(set) var sleepTimer: SleepTimer = .off
     /// The last playback error (a song that failed, an output that broke), until cleared.
     public private(set) var lastError: String?
+    /// Counts the songs that followed one that ended, the same entry again included (repeat on a
+    /// one-song queue): MPD tells clients `player` at each, which an unchanged entry would not show.
+    public private(set) var songsFollowed = 0
     /// The ReplayGain mode (see `resolvedReplayGain`).
     public var replayGainMode: ReplayGainMode = .off
     /// The preamp, missing-gain preamp and peak limit applied with ReplayGain (its source is ignored).
@@ -298,11 +301,13 @@ public struct PlayerContext: Sendable {
                 return self.stopAfterDrain()
             }
             if self.queue.songFinished() != nil, let next = self.queue.current {
+                self.songsFollowed &+= 1
                 return self.force(.prepare(PrepareState(entry: next, reason: .songBoundary)))
             }
             guard let next = self.queue.current else {
                 return self.stopAfterDrain()
             }
+            self.songsFollowed &+= 1
             // Single mode holds playback at the song boundary: the song that follows is current, paused
             // at its start once the finished one has played out (MPD's border pause).
             return [.drainOutput]

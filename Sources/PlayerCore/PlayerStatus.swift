@@ -56,6 +56,9 @@ public struct PlayerStatus: Sendable, Equatable {
     public var resumesAt: Int64?
     /// Counts seeks, so that observers see one even when nothing else changed.
     public var seekCount = 0
+    /// Counts songs that followed an ended one (`PlayerContext.songsFollowed`), so that observers see
+    /// the same song starting again.
+    public var songsFollowed = 0
     /// Counts output switches that opened or closed the output's mixer: MPD tells clients `mixer` with
     /// such a switch, in the same change as `output`.
     public var mixerSwitches = 0
@@ -110,7 +113,7 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
     public static func between(_ old: PlayerStatus, _ new: PlayerStatus) -> PlayerChanges {
         var changes: PlayerChanges = []
         if old.state != new.state || !QueueEntry.sameSong(old.entry, new.entry) || old.error != new.error
-            || old.seekCount != new.seekCount
+            || old.seekCount != new.seekCount || old.songsFollowed != new.songsFollowed
             || old.resumesAt != new.resumesAt
         {
             changes.insert(.player)

@@ -114,6 +114,25 @@ struct ConnectionTests {
         }
     }
 
+    @Test("repeat on a one-song queue: each time the song starts again wakes idle player, as with mpd")
+    func repeatedSongWakesIdle() throws {
+        try withPlayerd { daemon in
+            let control = try daemon.connect()
+            let idler = try daemon.connect()
+            #expect(try control.command("add one-second.mp3") == ["OK"])
+            #expect(try control.command("repeat 1") == ["OK"])
+            #expect(try control.command("play") == ["OK"])
+            let first = try #require(try idler.fields("status")["songid"])
+            // Two restarts of the same song, each told (the first idle may also carry the play).
+            for _ in 0..<2 {
+                #expect(try idler.command("idle player", timeout: .seconds(5)) == ["changed: player", "OK"])
+            }
+            let status = try idler.fields("status")
+            #expect(status["state"] == "play")
+            #expect(status["songid"] == first)
+        }
+    }
+
     // MARK: - Bad input
 
     @Test("a line over 64 KiB gets an ACK; the same connection and the others keep working")
