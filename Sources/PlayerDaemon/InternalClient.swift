@@ -38,6 +38,11 @@ extension Daemon {
 }
 
 extension ControlServer {
+    /// See `Daemon.connectInternalClient()`.
+    public func connectInternalClient() throws -> Int32 {
+        try self.connectInternalClient(origin: .socketFile)
+    }
+
     /// See `Daemon.connectInternalClient()` and `Daemon.connectNetworkClient(host:)`.
     func connectInternalClient(origin: ClientOrigin) throws -> Int32 {
         let service = self.service
