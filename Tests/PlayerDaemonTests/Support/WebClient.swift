@@ -1,4 +1,5 @@
 import Foundation
+import PlayerClient
 
 #if canImport(Glibc)
     import Glibc
@@ -90,23 +91,7 @@ enum JSONValue: Equatable, CustomStringConvertible {
     }
 
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    result += String(format: "\\u%04x", scalar.value)
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
+        jsonString(text)
     }
 }
 
