@@ -135,8 +135,10 @@ public final class WebRemoteServer: Sendable {
             case .tcp(let host, let port): .hostname(host, port: port)
             case .unix(let path): .unixDomainSocket(path: path)
             }
+        // Hummingbird logs each connection a client drops mid-upgrade or mid-request at `error`: a
+        // hostile client could fill the journal with them. What matters is logged by this module.
         var quietLogger = self.logger
-        quietLogger.logLevel = max(self.logger.logLevel, .notice)
+        quietLogger.logLevel = .critical
         let logger = quietLogger
         let builder = self.connectionGuard.server(
             webSocketRouter: router,
