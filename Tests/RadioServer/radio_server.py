@@ -67,7 +67,7 @@ Paths:
 
 The log: one JSON line per connection when it ends, on stderr and appended to --log FILE:
     {"id": 3, "target": "/drop.mp3?after=100000", "status": 200, "offset_start": 0, "offset_end": 100000,
-     "audio_bytes": 100000, "meta_blocks": 12, "how": "dropped"}
+     "audio_bytes": 100000, "meta_blocks": 12, "how": "dropped", "request": {"method": "GET", ...headers}}
 offset_start/offset_end are byte offsets into the looped audio (the stripped MP3 frames, or the Ogg/FLAC
 bytes sent); "how" is finished, dropped, client-gone, stalled-client-gone, or error. With --dump DIR each
 connection's audio bytes (metadata taken out) are also written to DIR/conn-<id>.bin, for comparing a
@@ -447,6 +447,7 @@ class Handler(socketserver.BaseRequestHandler):
         self.path = url.path
         self.query = {key: values[-1] for key, values in urllib.parse.parse_qs(url.query).items()}
         self.record = {"id": self.connection_id, "target": target, "status": 0, "how": "error"}
+        self.record["request"] = {"method": method, **headers}
         try:
             self.route()
         except ClientGone:
