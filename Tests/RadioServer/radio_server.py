@@ -32,6 +32,8 @@ Query parameters that every audio path takes:
     for=S           (stall) how long the stall lasts (default 30); the socket stays open, then sending
                     goes on if the client is still there
     rst=1           (drop) close with a TCP reset rather than a FIN
+    down=S          (drop, stall) for S seconds after a connection broke, new connections to the same URL
+                    are closed at once without an answer (a station restarting); logged as "down"
     resume=0|1      a new connection to the same URL begins where the last one ended (default 1 on
                     /drop.mp3 and /stall.mp3: a live station that did not move on; 0 elsewhere)
     end=N           (chunked) end the chunked body properly after N audio bytes (default: never)
@@ -69,7 +71,7 @@ The log: one JSON line per connection when it ends, on stderr and appended to --
     {"id": 3, "target": "/drop.mp3?after=100000", "status": 200, "offset_start": 0, "offset_end": 100000,
      "audio_bytes": 100000, "meta_blocks": 12, "how": "dropped", "request": {"method": "GET", ...headers}}
 offset_start/offset_end are byte offsets into the looped audio (the stripped MP3 frames, or the Ogg/FLAC
-bytes sent); "how" is finished, dropped, client-gone, stalled-client-gone, or error. With --dump DIR each
+bytes sent); "how" is finished, dropped, client-gone, stalled-client-gone, down, or error. With --dump DIR each
 connection's audio bytes (metadata taken out) are also written to DIR/conn-<id>.bin, for comparing a
 player's decoded output with `mpg123 -s` of what was sent.
 """
@@ -344,6 +346,7 @@ class Station:
         self.lock = threading.Lock()
         self.connections_by_target: dict[str, int] = {}
         self.resume_offsets: dict[str, int] = {}
+        self.down_until: dict[str, float] = {}
         self.next_id = 0
         self.log_path = args.log
         self.dump = args.dump
@@ -543,6 +546,13 @@ class Handler(socketserver.BaseRequestHandler):
     def stream(self, kind: str, style: str, icy_default: bool):
         source, natural_rate = self.station.sources[kind]
         path = self.path
+        if path in ("/drop.mp3", "/stall.mp3"):
+            with self.station.lock:
+                down = self.station.down_until.get(self.target, 0.0) > time.monotonic()
+            if down:
+                self.record["how"] = "down"
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                return
         asked_icy = self.headers.get("icy-metadata", "").strip() == "1"
         icy = self.flag("icy", icy_default) and asked_icy
         metaint = max(1, int(self.number("metaint", 8192)))
@@ -587,17 +597,22 @@ class Handler(socketserver.BaseRequestHandler):
 
         offset = start
         sent = 0
+        stalled = False
         meta_blocks = 0
         until_meta = metaint
         last_title = None
         began = time.monotonic()
         self.record.update(offset_start=start, how="streaming")
 
+        down_seconds = self.number("down", 0)
+
         def finish(how: str):
             self.record.update(offset_end=offset, audio_bytes=sent, meta_blocks=meta_blocks, how=how)
-            if resume:
-                with self.station.lock:
+            with self.station.lock:
+                if resume:
                     self.station.resume_offsets[self.target] = offset
+                if how in ("dropped", "stalled-client-gone") or (how == "client-gone" and stalled):
+                    self.station.down_until[self.target] = time.monotonic() + down_seconds
 
         try:
             while True:
@@ -621,6 +636,7 @@ class Handler(socketserver.BaseRequestHandler):
                                 self.sock.shutdown(socket.SHUT_RDWR)
                             return
                         # A stall: nothing for `for` seconds, the socket open; then on.
+                        stalled = True
                         if not self.wait_for(self.number("for", 30)):
                             finish("stalled-client-gone")
                             return
