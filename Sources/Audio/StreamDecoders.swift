@@ -21,7 +21,7 @@ public enum StreamDecoders {
         case .mp3:
             return try MP3StreamDecoder(source: source, sampleFormat: sampleFormat, replayGain: replayGain)
         case .flac:
-            throw .unsupported(path: source.url, reason: "FLAC streams are not decoded yet")
+            return try FLACStreamDecoder(source: source, sampleFormat: sampleFormat, replayGain: replayGain)
         case .ogg:
             // OGG-STREAMS: the one place Ogg streams are refused until OggStreamDecoder lands; at the
             // merge this becomes

@@ -90,6 +90,15 @@ struct StreamMP3DecoderTests {
         }
     }
 
+    @Test("a stream without stored gains gets no ReplayGain (not the missing-gain preamp)")
+    func noStoredGainNoChange() throws {
+        let gain = ReplayGain(source: .track, preampDB: 3, missingPreampDB: -9)
+        let source = ChunkedSource([try fileBytes(fixture("one-second.mp3"))], seed: 4)
+        let decoded = drain(try MP3StreamDecoder(source: source, replayGain: gain))
+        #expect(decoded.error == nil)
+        expectSamePCM(decoded.pcm, try referencePCM(fixture("one-second.mp3")))
+    }
+
     @Test("a discontinuity mid-frame gives A's whole frames, then B, with no junk between")
     func discontinuitySplicesNothing() throws {
         let scratch = try ScratchDirectory()
