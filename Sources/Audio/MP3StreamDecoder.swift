@@ -8,7 +8,8 @@ import MusicTags
 /// for more (`MPG123_NEED_MORE`), so it holds at most one read and a partial frame. An ID3v2 tag at the
 /// start of a connection is passed over here, without feeding it (a tag may claim 256 MiB, which
 /// libmpg123 would hold whole). The PCM is that of the file decoder: `mpg123 -s` of the same bytes
-/// (16-bit), `mpg123 -e f32 -s` for floats, gapless (a LAME header's delay and padding are cut).
+/// (16-bit), `mpg123 -e f32 -s` for floats, gapless (a LAME header's delay and padding are cut); damage
+/// is resynced over, as `mpg123 --resync-limit -1` does.
 ///
 /// A `.discontinuity` (a new connection) starts a new libmpg123 handle, so no frame is spliced from two
 /// connections' bytes; the frames the old connection delivered whole are all decoded before. The format
@@ -261,6 +262,9 @@ public final class MP3StreamDecoder: StreamDecoder {
         }
         let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
         try check("mpg123_param2", mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), flags, 0))
+        // A burst of damage in a station's stream is resynced over however long it is (`mpg123
+        // --resync-limit -1`), not the end of the station: by default libmpg123 gives up after 1 KiB.
+        try check("mpg123_param2", mpg123_param2(handle, Int32(MPG123_RESYNC_LIMIT.rawValue), -1, 0))
         try check("mpg123_format_none", mpg123_format_none(handle))
         var rates: UnsafePointer<Int>?
         var count = 0

@@ -186,6 +186,20 @@ struct StreamFLACDecoderTests {
         if let error = broken.error { #expect(error.path == "http://127.0.0.1:1/stream") }
     }
 
+    @Test("frames longer than STREAMINFO allows end the stream with a reason, never a hang or a crash")
+    func framesBeyondStreamInfo() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("a.flac")
+        try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 1), at: path)
+        var bytes = try fileBytes(path)
+        // STREAMINFO (after fLaC and its block header) claims blocks of 16 samples and no frame size.
+        bytes.replaceSubrange(8..<18, with: [0, 16, 0, 16, 0, 0, 0, 0, 0, 0])
+        let decoded = drain(try FLACStreamDecoder(source: ChunkedSource([bytes], seed: 1)))
+        let error = try #require(decoded.error)
+        #expect(error.description.contains("no whole frame in"))
+        #expect(try FLACMaterial.reference(path).starts(with: decoded.pcm))
+    }
+
     @Test("waiting never throws, and a frame is decoded only once it has arrived whole")
     func waitingNeverThrows() throws {
         let scratch = try ScratchDirectory()

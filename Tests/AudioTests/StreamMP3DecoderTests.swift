@@ -90,6 +90,42 @@ struct StreamMP3DecoderTests {
         }
     }
 
+    @Test("a stream joined mid-frame (no LAME header) decodes as mpg123 -s of the same bytes")
+    func joinedMidFrame() throws {
+        let scratch = try ScratchDirectory()
+        let bytes = try fileBytes(fixture("stereo-44k-cbr.mp3"))
+        for offset in [5001, 20_333] {
+            let tail = Array(bytes[offset...])
+            let path = scratch.path("tail-\(offset).mp3")
+            try Data(tail).write(to: URL(fileURLWithPath: path))
+            let source = ChunkedSource([tail], contentType: nil, seed: UInt64(offset))
+            let decoded = drain(try StreamDecoders.open(source: source, sampleFormat: .signed16, replayGain: .off))
+            #expect(decoded.error == nil)
+            #expect(!decoded.pcm.isEmpty)
+            expectSamePCM(decoded.pcm, try referencePCM(path), "from byte \(offset)")
+        }
+    }
+
+    @Test("damage in the middle is resynced over, as mpg123 --resync-limit -1 does")
+    func damageIsResyncedOver() throws {
+        let path = fixture("garbage-middle.mp3")
+        // Through a pipe: written to a regular file, mpg123 1.31 stops at the damage even so.
+        let reference = try run("/bin/sh", ["-c", "/usr/bin/mpg123 -q -s --resync-limit -1 \"$0\" | cat", path])
+        #expect(reference.status == 0)
+        let expected = [UInt8](reference.stdout)
+        #expect(expected.count > 132_300 * 4)
+        for seed in UInt64(21)...23 {
+            let decoded = drain(try MP3StreamDecoder(source: ChunkedSource([try fileBytes(path)], seed: seed)))
+            #expect(decoded.error == nil)
+            // Which junk libmpg123 takes for frames while resyncing depends on how the bytes came in, so
+            // the frames made of the damage differ with the chunking; what comes before it (65711
+            // frames, where mpg123 stops by default) and the frames after it, once in sync, are the same.
+            expectSamePCM(Array(decoded.pcm.prefix(65711 * 4)), Array(expected.prefix(65711 * 4)), "seed \(seed)")
+            expectSamePCM(Array(decoded.pcm.suffix(60000 * 4)), Array(expected.suffix(60000 * 4)), "seed \(seed)")
+            #expect((132_300 * 4...140_000 * 4).contains(decoded.pcm.count))
+        }
+    }
+
     @Test("a stream without stored gains gets no ReplayGain (not the missing-gain preamp)")
     func noStoredGainNoChange() throws {
         let gain = ReplayGain(source: .track, preampDB: 3, missingPreampDB: -9)
