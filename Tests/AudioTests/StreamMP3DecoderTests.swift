@@ -249,6 +249,19 @@ struct StreamMP3DecoderTests {
         if let error = split.error { #expect(!error.description.isEmpty) }
     }
 
+    @Test("another format within one connection is converted to the first, as the file decoder does")
+    func formatChangeWithinConnection() throws {
+        let first = try fileBytes(fixture("one-second.mp3"))
+        let second = try fileBytes(fixture("mono-48k-vbr.mp3"))
+        let decoder = try MP3StreamDecoder(source: ChunkedSource([first + second], seed: 31))
+        let decoded = drain(decoder)
+        #expect(decoded.error == nil)
+        #expect(decoder.format == AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .signed16))
+        // The first song whole, then the second's three seconds at 44.1 kHz stereo.
+        expectSamePCM(Array(decoded.pcm.prefix(44100 * 4)), try referencePCM(fixture("one-second.mp3")))
+        #expect(decoded.pcm.count > (44100 + 44100 * 5 / 2) * 4)
+    }
+
     @Test("an ID3v2 tag claiming more than the stream holds is passed over, then the stream ends")
     func oversizedTagEnds() throws {
         let decoder = try MP3StreamDecoder(source: ChunkedSource([try fileBytes(fixture("id3-beyond-eof.mp3"))]))
