@@ -25,8 +25,3 @@ static inline opus_int32 playerd_opus_ms_last_packet_duration(OpusMSDecoder *dec
 static inline int playerd_opus_ms_set_gain(OpusMSDecoder *decoder, opus_int32 gain) {
     return opus_multistream_decoder_ctl(decoder, OPUS_SET_GAIN(gain));
 }
-
-/// `OPUS_RESET_STATE` on a multistream decoder.
-static inline int playerd_opus_ms_reset(OpusMSDecoder *decoder) {
-    return opus_multistream_decoder_ctl(decoder, OPUS_RESET_STATE);
-}

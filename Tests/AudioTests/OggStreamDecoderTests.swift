@@ -407,6 +407,46 @@ struct OggStreamDecoderTests {
         #expect(outcome.tags.map { $0.tags[.title] } == [["Before"], ["After"]])
     }
 
+    @Test(
+        "joined mid-stream as Icecast joins a listener (the headers, then the current pages), Vorbis is the whole decode's tail"
+    )
+    func vorbisJoinedMidStream() throws {
+        let scratch = try ScratchDirectory()
+        let path = try noisyVorbis(scratch, "live.ogg", seconds: 3, serial: 7, comments: ["TITLE=Live"])
+        let reference = try oggdecPCM(path)
+        let pages = OggPage.pages(try fileBytes(path))
+        // The headers' pages have granule position 0; audio pages follow.
+        let headers = pages.prefix { $0.granule == 0 }
+        try #require(headers.count >= 2 && pages.count > headers.count + 6)
+        let join = headers.count + (pages.count - headers.count) / 2
+        let joined = headers.flatMap(\.bytes) + pages[join...].flatMap(\.bytes)
+        let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(joined, seed: 20)))
+        #expect(outcome.error == nil)
+        #expect(outcome.tags.first?.tags[.title] == ["Live"])
+        try #require(outcome.pcm.count > reference.count / 4 && outcome.pcm.count < reference.count * 3 / 4)
+        expectSamePCM(outcome.pcm, Array(reference[(reference.count - outcome.pcm.count)...]))
+    }
+
+    @Test("joined mid-stream, Opus drops its pre-skip from the first pages it gets and ends where the stream ends")
+    func opusJoinedMidStream() throws {
+        let scratch = try ScratchDirectory()
+        let path = try OpusMaterial.stereo48(scratch, seconds: 3, ["--max-delay", "100"])
+        let frames = try OpusMaterial.reference(path).count / 4
+        #expect(frames == 144_000)
+        let pages = OggPage.pages(try fileBytes(path))
+        let headers = pages.prefix { $0.granule == 0 }
+        try #require(headers.count == 2 && pages.count > 12)
+        let join = pages.count / 2
+        let preSkip = Int(pages[0].body[10]) | Int(pages[0].body[11]) << 8
+        let joined = headers.flatMap(\.bytes) + pages[join...].flatMap(\.bytes)
+        let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(joined, seed: 21)))
+        #expect(outcome.error == nil)
+        // The samples from the end of the page before the join to the end, less the pre-skip.
+        let expected = frames + preSkip - Int(pages[join - 1].granule) - preSkip
+        #expect(outcome.pcm.count == expected * 4)
+        #expect(outcome.position == expected)
+    }
+
     @Test("a stream cut short mid-page ends cleanly, with every whole page before the cut decoded")
     func truncated() throws {
         let scratch = try ScratchDirectory()
