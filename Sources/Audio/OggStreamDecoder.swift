@@ -346,7 +346,7 @@ public final class OggStreamDecoder: StreamDecoder {
         self.trackedBytes += bytes
         self.trackedFrames += frames
         let rate = link.rate
-        guard rate > 0, self.trackedFrames >= rate / 2 else { return }
+        guard rate > 0, self.trackedFrames > 0, self.trackedFrames >= rate / 2 else { return }
         self.bitrate = (self.trackedBytes * 8 * rate / self.trackedFrames + 500) / 1000
         self.trackedBytes = 0
         self.trackedFrames = 0

@@ -346,6 +346,27 @@ struct OggStreamDecoderTests {
         #expect(outcome.tags.map { $0.tags[.title] } == [["One"], ["Two"]])
     }
 
+    @Test("a new link without an end to the last (an Icecast source that reconnected) replaces it")
+    func linkWithoutEnd() throws {
+        let scratch = try ScratchDirectory()
+        let first = try noisyVorbis(scratch, "a.ogg", seconds: 1, serial: 31, comments: ["TITLE=Cut"])
+        let second = try noisyVorbis(scratch, "b.ogg", seconds: 1, serial: 32, comments: ["TITLE=Next"])
+        var pages = OggPage.pages(try fileBytes(first))
+        try #require(pages[pages.count - 1].headerType & 4 != 0)
+        pages[pages.count - 1].headerType &= ~4
+        let stream = pages.flatMap(\.bytes) + (try fileBytes(second))
+        let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(stream, seed: 22)))
+        #expect(outcome.error == nil)
+        let firstPCM = try oggdecPCM(first)
+        let secondPCM = try oggdecPCM(second)
+        // Without its end page the first link's last block is not trimmed: a little more of it plays.
+        let extra = outcome.pcm.count - firstPCM.count - secondPCM.count
+        try #require(extra >= 0 && extra <= 2048 * 4, "\(extra) bytes more")
+        expectSamePCM(Array(outcome.pcm[..<firstPCM.count]), firstPCM)
+        expectSamePCM(Array(outcome.pcm[(firstPCM.count + extra)...]), secondPCM)
+        #expect(outcome.tags.map { $0.tags[.title] } == [["Cut"], ["Next"]])
+    }
+
     @Test("a link of another format ends the stream with an error naming both, after the first link's frames")
     func formatChange() throws {
         let scratch = try ScratchDirectory()
