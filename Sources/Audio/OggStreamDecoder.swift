@@ -49,6 +49,9 @@ public final class OggStreamDecoder: StreamDecoder {
     /// Whether the last page taken was a beginning-of-stream page: the first pages of a link's
     /// streams come together, and one of another codec among them is passed over.
     private var inBeginning = false
+    /// The codec of the last link begun that is neither Vorbis nor Opus ("Ogg FLAC" ...), while no
+    /// Vorbis or Opus stream begins beside it.
+    private var otherCodec: String?
     private var bytesWithoutLink = 0
     private var sourceEnded = false
     private var finished = false
@@ -105,6 +108,7 @@ public final class OggStreamDecoder: StreamDecoder {
             case .progressed: continue
             case .waiting: return false
             case .ended:
+                if let other = self.otherCodec { throw self.refusal(other) }
                 throw self.damaged(
                     self.link?.codec, "the stream ended before its headers (\(self.bytesWithoutLink) bytes read)")
             }
@@ -269,6 +273,7 @@ public final class OggStreamDecoder: StreamDecoder {
             // link starts with its first page (Icecast sends each listener the headers first).
             ogg_sync_reset(self.sync)
             self.link = nil
+            self.otherCodec = nil
             self.inBeginning = false
             self.bytesWithoutLink = 0
             return .progressed
@@ -287,12 +292,19 @@ public final class OggStreamDecoder: StreamDecoder {
             if self.inBeginning, let link = self.link, link.serial != serial { return }
             if let link = try Link.start(page: page, url: self.source.url) {
                 self.link = link
+                self.otherCodec = nil
                 self.bytesWithoutLink = 0
-            } else if !self.inBeginning {
-                self.link = nil
+            } else {
+                if !self.inBeginning {
+                    self.link = nil
+                    self.otherCodec = nil
+                }
+                self.otherCodec = self.otherCodec ?? Self.otherCodec(page)
             }
             return
         }
+        // The first pages of a link are in, and none of them starts a Vorbis or Opus stream.
+        if self.inBeginning, self.link == nil, let other = self.otherCodec { throw self.refusal(other) }
         self.inBeginning = false
         guard let link = self.link, link.serial == serial, !link.isFinished else { return }
         link.take(page)
@@ -354,6 +366,23 @@ public final class OggStreamDecoder: StreamDecoder {
 
     private func damaged(_ codec: Codec?, _ reason: String) -> DecoderError {
         .damaged(path: self.source.url, format: codec?.displayName ?? "Ogg", reason: reason)
+    }
+
+    /// What another codec's first page shows it to be; nil for a skeleton (an index beside the
+    /// streams, no codec).
+    static func otherCodec(_ page: UnsafeMutablePointer<ogg_page>) -> String? {
+        let body = UnsafeRawBufferPointer(start: page.pointee.body, count: max(0, page.pointee.body_len))
+        let known: [(magic: [UInt8], name: String?)] = [
+            ([0x7f] + Array("FLAC".utf8), "Ogg FLAC"), (Array("Speex   ".utf8), "Ogg Speex"),
+            ([0x80] + Array("theora".utf8), "Theora video"), (Array("fishead\0".utf8), nil),
+            (Array("fisbone\0".utf8), nil),
+        ]
+        for (magic, name) in known where body.starts(with: magic) { return name }
+        return "an Ogg codec playerd does not know"
+    }
+
+    private func refusal(_ codec: String) -> DecoderError {
+        .unsupported(path: self.source.url, reason: "\(codec): playerd decodes Ogg Vorbis and Opus streams")
     }
 
     private func linkless() -> DecoderError {

@@ -515,7 +515,18 @@ struct OggStreamDecoderTests {
             headerType: 2, granule: 0, serial: 9, sequence: 0, lacing: [51],
             body: [0x7f] + Array("FLAC".utf8) + [1, 0, 0, 1] + Array("fLaC".utf8) + [UInt8](repeating: 0, count: 38))
         let other = try streamDecode(ScriptedStreamSource([.bytes(flac.bytes)]))
-        #expect(other.error?.description.contains("ended before its headers") == true)
+        #expect(other.error?.description.contains("Ogg FLAC: playerd decodes Ogg Vorbis and Opus streams") == true)
+        // Refused as soon as the link's first pages are in, not after 256 KiB of them.
+        let more = OggPage(
+            headerType: 0, granule: 0, serial: 9, sequence: 1, lacing: [255, 255, 10], body: Array(noise[..<520]))
+        let flacSource = ScriptedStreamSource(
+            [.bytes(flac.bytes)] + Array(repeating: .bytes(more.bytes), count: 100))
+        let refused = try streamDecode(flacSource)
+        #expect(
+            refused.error
+                == .unsupported(
+                    path: flacSource.url, reason: "Ogg FLAC: playerd decodes Ogg Vorbis and Opus streams"))
+        #expect(flacSource.delivered < 10_000)
 
         // Damaged bytes in real streams: every outcome is an end or an error, never a crash or a hang.
         let scratch = try ScratchDirectory()
