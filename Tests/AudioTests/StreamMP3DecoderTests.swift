@@ -156,6 +156,24 @@ struct StreamMP3DecoderTests {
         }
     }
 
+    @Test("a reconnection that resumes mid-frame: A's whole frames, then what mpg123 makes of the rest")
+    func discontinuityToMidFrame() throws {
+        let scratch = try ScratchDirectory()
+        let bytes = try fileBytes(fixture("stereo-44k-cbr.mp3"))
+        let first = Array(bytes[..<30_100])
+        let second = Array(bytes[31_337...])
+        let firstPath = scratch.path("first.mp3")
+        let secondPath = scratch.path("second.mp3")
+        try Data(first).write(to: URL(fileURLWithPath: firstPath))
+        try Data(second).write(to: URL(fileURLWithPath: secondPath))
+        let expected = try referencePCM(firstPath) + referencePCM(secondPath)
+        for seed in UInt64(41)...43 {
+            let decoded = drain(try MP3StreamDecoder(source: ChunkedSource([first, second], seed: seed)))
+            #expect(decoded.error == nil)
+            expectSamePCM(decoded.pcm, expected, "seed \(seed)")
+        }
+    }
+
     @Test("a discontinuity to a stream of another format ends it, naming both formats")
     func discontinuityToAnotherFormatThrows() throws {
         let first = try fileBytes(fixture("one-second.mp3"))
