@@ -65,6 +65,20 @@ struct StreamMP3DecoderTests {
         #expect(source.waits > 0)
     }
 
+    @Test(
+        "an ID3v2 tag at the start gives the file decoder's tags",
+        arguments: ["tagged-id3v23.mp3", "tagged-id3v24.mp3", "big-id3.mp3", "one-second.mp3"])
+    func id3v2Tags(_ name: String) throws {
+        let decoder = try MP3StreamDecoder(source: ChunkedSource([try fileBytes(fixture(name))], seed: 17))
+        #expect(try prepareFully(decoder))
+        let expected = try MP3Decoder(path: fixture(name)).tags
+        #expect(decoder.tags == expected)
+        #expect(decoder.tagsVersion == (expected.isEmpty ? 0 : 1))
+        if name != "one-second.mp3" { #expect(decoder.tags.title != nil) }
+        #expect(drain(decoder).error == nil)
+        #expect(decoder.tagsVersion == (expected.isEmpty ? 0 : 1))
+    }
+
     @Test("floats bit for bit as mpg123 -e f32 -s", arguments: GoodFixture.all.prefix(3))
     func floatsMatchMPG123(_ fixture: GoodFixture) throws {
         let source = ChunkedSource([try fileBytes(fixture.path)], seed: 7)
