@@ -23,10 +23,7 @@ public enum StreamDecoders {
         case .flac:
             return try FLACStreamDecoder(source: source, sampleFormat: sampleFormat, replayGain: replayGain)
         case .ogg:
-            // OGG-STREAMS: the one place Ogg streams are refused until OggStreamDecoder lands; at the
-            // merge this becomes
-            // `return try OggStreamDecoder(source: source, sampleFormat: sampleFormat, replayGain: replayGain)`.
-            throw .unsupported(path: source.url, reason: "Ogg streams are not decoded yet")
+            return try OggStreamDecoder(source: source, sampleFormat: sampleFormat, replayGain: replayGain)
         }
     }
 
