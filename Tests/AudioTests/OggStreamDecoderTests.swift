@@ -528,10 +528,21 @@ struct OggStreamDecoderTests {
                     path: flacSource.url, reason: "Ogg FLAC: playerd decodes Ogg Vorbis and Opus streams"))
         #expect(flacSource.delivered < 10_000)
 
-        // Damaged bytes in real streams: every outcome is an end or an error, never a crash or a hang.
+        // A Vorbis link's first page, then pages of another stream for ever: its headers never come.
         let scratch = try ScratchDirectory()
         let vorbis = try fileBytes(
             try VorbisMaterial(sampleRate: 44100, channels: 2, seconds: 1, quality: "3").make(in: scratch))
+        let firstPage = try #require(OggPage.pages(vorbis).first)
+        let filler = OggPage(
+            headerType: 0, granule: 0, serial: firstPage.serial &+ 1, sequence: 1,
+            lacing: [UInt8](repeating: 255, count: 255), body: Array(noise[..<(255 * 255)]))
+        let headless = ScriptedStreamSource(
+            [.bytes(firstPage.bytes)] + Array(repeating: .bytes(filler.bytes), count: 300))
+        let starved = try streamDecode(headless)
+        #expect(starved.error?.description.contains("no whole headers in 16 MiB") == true)
+        #expect(headless.delivered < 17 << 20)
+
+        // Damaged bytes in real streams: every outcome is an end or an error, never a crash or a hang.
         let opus = try fileBytes(try OpusMaterial.stereo48(scratch, seconds: 1))
         for (index, original) in [vorbis, opus, vorbis, opus, vorbis, opus].enumerated() {
             var bytes = original
