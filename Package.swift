@@ -269,6 +269,7 @@ let package = Package(
             name: "StreamInputTests",
             dependencies: [
                 "StreamInput", "Audio",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // The loopback server the tests run, read by path.
             exclude: ["stream_server.py"],

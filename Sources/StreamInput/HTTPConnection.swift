@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// How a connection finished.
 enum ConnectionEnd: Equatable {
@@ -124,7 +125,12 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        end(.broken(describe(error)))
+        if let error = error as? NIOSSLError, case .handshakeFailed = error {
+            // An untrusted certificate or no common protocol: not worth trying again.
+            end(.invalid(describe(error)))
+        } else {
+            end(.broken(describe(error)))
+        }
         context.close(promise: nil)
     }
 
@@ -348,6 +354,15 @@ func describe(_ error: any Error) -> String {
         case .eof: return "the server closed the connection"
         default: return "\(error)"
         }
+    }
+    if let error = error as? NIOSSLError {
+        if case .handshakeFailed = error {
+            let detail = "\(error)"
+            if detail.contains("CERTIFICATE_VERIFY_FAILED") { return "TLS: the server's certificate is not trusted" }
+            return "TLS handshake failed (\(detail))"
+        }
+        if case .uncleanShutdown = error { return "the server closed the connection (TLS)" }
+        return "TLS: \(error)"
     }
     let text = "\(error)"
     if text.contains("connection refused") || text.contains("Connection refused") { return "connection refused" }

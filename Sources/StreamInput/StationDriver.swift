@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -457,8 +458,26 @@ extension StationDriver {
 
 /// The client TLS context: the system's trust roots, made once.
 enum TLS {
-    static let context: Result<NIOSSLContext, any Error> = Result {
-        try NIOSSLContext(configuration: .makeClientConfiguration())
+    private static let systemContext = Result { () throws -> NIOSSLContext in try makeContext(trusting: []) }
+    private static let replacement = NIOLockedValueBox<NIOSSLContext?>(nil)
+
+    static var context: Result<NIOSSLContext, any Error> {
+        replacement.withLockedValue { $0 }.map { .success($0) } ?? systemContext
+    }
+
+    /// A client context trusting the system's roots and `additional` ones. A connection closed is closed
+    /// at once, without waiting for the server's close_notify (by default NIOSSL waits up to 5 s, and a
+    /// server busy writing never answers): nothing is lost for a stream we are done with.
+    static func makeContext(trusting additional: [NIOSSLAdditionalTrustRoots]) throws -> NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.additionalTrustRoots = additional
+        configuration.shutdownTimeout = .zero
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    /// Tests: connections made from now on use `context` (nil: the system's trust roots again).
+    static func replaceContext(with context: NIOSSLContext?) {
+        replacement.withLockedValue { $0 = context }
     }
 
     static func isIPAddress(_ host: String) -> Bool {

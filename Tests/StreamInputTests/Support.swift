@@ -11,11 +11,14 @@ import Testing
 /// the test process die first.
 final class StreamTestServer: Sendable {
     let port: Int
+    /// The port of the same paths over TLS, when the server was given a certificate.
+    let tlsPort: Int?
     private let pid: pid_t
     private let input: Int32
     private let output: Int32
 
-    init() throws {
+    /// - Parameter certificate: a certificate and its key (PEM files) for a TLS port beside the plain one.
+    init(certificate: (cert: String, key: String)? = nil) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
             "stream_server.py")
         var stdinPipe: [Int32] = [0, 0]
@@ -39,7 +42,9 @@ final class StreamTestServer: Sendable {
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let arguments: [UnsafeMutablePointer<CChar>?] = ["/usr/bin/python3", "-u", script.path].map {
+        var argv = ["/usr/bin/python3", "-u", script.path]
+        if let certificate { argv += ["--cert", certificate.cert, "--key", certificate.key] }
+        let arguments: [UnsafeMutablePointer<CChar>?] = argv.map {
             $0.withCString { strdup($0) }
         }
         defer { for argument in arguments { free(argument) } }
@@ -52,10 +57,14 @@ final class StreamTestServer: Sendable {
             close(stdoutPipe[0])
             throw StreamInputError(description: "posix_spawn: \(result)")
         }
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(stdoutPipe[0], &byte, 1) == 1, byte != 0x0A { line.append(byte) }
-        let text = String(decoding: line, as: UTF8.self)
+        func readLine() -> String {
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(stdoutPipe[0], &byte, 1) == 1, byte != 0x0A { line.append(byte) }
+            return String(decoding: line, as: UTF8.self)
+        }
+        let text = readLine()
+        let tlsText = certificate == nil ? nil : readLine()
         guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
             kill(pid, SIGKILL)
             var status: Int32 = 0
@@ -65,6 +74,7 @@ final class StreamTestServer: Sendable {
             throw StreamInputError(description: "the test server did not start: \(text)")
         }
         self.port = port
+        tlsPort = tlsText.flatMap { $0.hasPrefix("TLSPORT ") ? Int($0.dropFirst(8)) : nil }
         self.pid = pid
         input = stdinPipe[1]
         output = stdoutPipe[0]
@@ -81,8 +91,10 @@ final class StreamTestServer: Sendable {
     }
 
     /// Runs `body` with a server, stopped afterwards whatever happens.
-    static func with<T>(_ body: (StreamTestServer) async throws -> T) async throws -> T {
-        let server = try StreamTestServer()
+    static func with<T>(
+        certificate: (cert: String, key: String)? = nil, _ body: (StreamTestServer) async throws -> T
+    ) async throws -> T {
+        let server = try StreamTestServer(certificate: certificate)
         defer { server.stop() }
         return try await body(server)
     }
@@ -187,13 +199,13 @@ final class Listener: @unchecked Sendable {
     /// From the station's creation to its failure (as reported on the network's thread).
     var timeToFailure: Duration? { time(of: { if case .failed = $0 { true } else { false } }).map { $0 - created } }
 
-    var isFailed: Bool {
-        if case .failed = stream.info.state { return true }
-        return false
-    }
+    /// Whether the failure was reported through `onChange` (not only seen in `info`).
+    var isFailed: Bool { failureMessage != nil }
 
     var failureMessage: String? {
-        if case .failed(let message) = stream.info.state { return message }
+        for state in states {
+            if case .failed(let message) = state { return message }
+        }
         return nil
     }
 }
@@ -243,4 +255,22 @@ func eventLoopThreads() -> Int {
         let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
         return name.hasPrefix("NIO-ELT")
     }.count
+}
+
+/// Runs a program to its end, its output discarded; its exit status (-1 when it could not start).
+func runProgram(_ argv: [String]) -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let arguments: [UnsafeMutablePointer<CChar>?] = argv.map { $0.withCString { strdup($0) } }
+    defer {
+        for argument in arguments { free(argument) }
+    }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, argv[0], &actions, nil, arguments + [nil], environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    return (status >> 8) & 0xFF
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A loopback HTTP server for StreamInput's tests: raw sockets, so that it can break HTTP on purpose.
 
-Prints "PORT <n>" on its first line, then serves until killed. The audio bytes of a stream are a
+Prints "PORT <n>" on its first line (and, given `--cert FILE --key FILE`, "TLSPORT <n>" on the next: the
+same paths over TLS), then serves until killed or until its standard input closes. The audio bytes of a stream are a
 pattern: the byte at offset i (from the connection's start, metadata not counted) is i % 251, so that
 a test can check what it received. Paths:
 
@@ -19,12 +20,14 @@ a test can check what it received. Paths:
   /status   query: code=N (that status, a short text/plain body).
   /html     200 text/html, a page.
   /giant    200 with about 100 KB of header lines.
+  /endless  200, then header lines (1 kB each, every 10 ms) for ever.
   /slowloris  accepts and sends nothing.
   /doc      query: text=TEXT (a document, text/plain; or type=), framing as /stream; size=N (N bytes of "#").
   /count    query: key=KEY: how many connections KEY saw, as the body.
 """
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -176,6 +179,11 @@ def handle(conn):
             fields = [("Content-Type", "audio/mpeg")] + [(f"X-Filler-{i}", "x" * 90) for i in range(1100)]
             head(conn, "HTTP/1.1 200 OK", fields)
             time.sleep(5)
+        elif path == "/endless":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: audio/mpeg\r\n")
+            for i in range(100000):
+                conn.sendall(b"X-Endless-%d: %s\r\n" % (i, b"y" * 1000))
+                time.sleep(0.01)
         elif path == "/slowloris":
             time.sleep(30)
         elif path == "/doc":
@@ -216,9 +224,35 @@ def main():
     server.bind(("127.0.0.1", 0))
     server.listen(64)
     print(f"PORT {server.getsockname()[1]}", flush=True)
+    if "--cert" in sys.argv:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[sys.argv.index("--cert") + 1], sys.argv[sys.argv.index("--key") + 1])
+        tls_server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tls_server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        tls_server.bind(("127.0.0.1", 0))
+        tls_server.listen(64)
+        print(f"TLSPORT {tls_server.getsockname()[1]}", flush=True)
+        threading.Thread(target=accept_loop, args=(tls_server, context), daemon=True).start()
+    accept_loop(server, None)
+
+
+def handle_tls(conn, context):
+    try:
+        conn.settimeout(10)
+        conn = context.wrap_socket(conn, server_side=True)
+    except (OSError, ssl.SSLError):
+        conn.close()
+        return
+    handle(conn)
+
+
+def accept_loop(server, context):
     while True:
         conn, _ = server.accept()
-        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        if context is None:
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        else:
+            threading.Thread(target=handle_tls, args=(conn, context), daemon=True).start()
 
 
 if __name__ == "__main__":
