@@ -20,3 +20,8 @@ static inline opus_int32 playerd_opus_ms_last_packet_duration(OpusMSDecoder *dec
     if (opus_multistream_decoder_ctl(decoder, OPUS_GET_LAST_PACKET_DURATION(&duration)) != OPUS_OK) return -1;
     return duration;
 }
+
+/// `OPUS_SET_GAIN` (Q7.8 dB) on a multistream decoder.
+static inline int playerd_opus_ms_set_gain(OpusMSDecoder *decoder, opus_int32 gain) {
+    return opus_multistream_decoder_ctl(decoder, OPUS_SET_GAIN(gain));
+}
