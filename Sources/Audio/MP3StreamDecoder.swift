@@ -7,7 +7,8 @@ import MusicTags
 /// Bytes are read from the source into one fixed scratch buffer and fed to libmpg123 only when it asks
 /// for more (`MPG123_NEED_MORE`), so it holds at most one read and a partial frame. An ID3v2 tag at the
 /// start of a connection is passed over here, without feeding it (a tag may claim 256 MiB, which
-/// libmpg123 would hold whole). The PCM is that of the file decoder: `mpg123 -s` of the same bytes
+/// libmpg123 would hold whole); one of up to 1 MiB is read for `tags` on the way, as the file decoder
+/// reads it. The PCM is that of the file decoder: `mpg123 -s` of the same bytes
 /// (16-bit), `mpg123 -e f32 -s` for floats, gapless (a LAME header's delay and padding are cut); damage
 /// is resynced over, as `mpg123 --resync-limit -1` does.
 ///
@@ -21,13 +22,16 @@ public final class MP3StreamDecoder: StreamDecoder {
     public private(set) var format: AudioFormat?
     /// Frames written so far.
     public private(set) var position = 0
-    /// Tags are not read from MP3 streams (ID3v2 tags are passed over): always empty.
-    public let tags = Tags()
-    /// Never changes.
-    public let tagsVersion = 0
+    /// The tags of the ID3v2 tag the stream began with (the last connection's that had one); empty
+    /// when none did.
+    public private(set) var tags = Tags()
+    /// Changes each time `tags` does.
+    public private(set) var tagsVersion = 0
 
     /// How many bytes one read from the source takes at most.
     static let scratchBytes = 16 * 1024
+    /// The largest ID3v2 tag read for its tags; a larger one (pictures) is passed over unread.
+    static let tagLimit = 1 << 20
     /// How many bytes of a connection (past ID3v2 tags) may pass without libmpg123 finding a frame
     /// before the stream is refused as not MP3.
     static let searchLimit = 512 * 1024
@@ -44,6 +48,8 @@ public final class MP3StreamDecoder: StreamDecoder {
     private var headSettled = false
     /// ID3v2 bytes still to pass over.
     private var skipping = 0
+    /// The ID3v2 tag being passed over, when it is read for its tags.
+    private var tagBytes: [UInt8]?
     /// Bytes fed to libmpg123 on this connection.
     private var fed = 0
     /// Whether libmpg123 told this connection's format (and it was checked and locked).
@@ -243,6 +249,7 @@ public final class MP3StreamDecoder: StreamDecoder {
         self.firstFed.removeAll(keepingCapacity: true)
         self.headSettled = false
         self.skipping = 0
+        self.tagBytes = nil
         self.fed = 0
         self.connectionReady = false
         self.connectionDone = false
@@ -316,7 +323,12 @@ public final class MP3StreamDecoder: StreamDecoder {
             if self.skipping > 0 {
                 let dropped = min(self.skipping, rest.count)
                 self.skipping -= dropped
+                self.tagBytes? += rest.prefix(dropped)
                 rest = rest.dropFirst(dropped)
+                if self.skipping == 0, let tag = self.tagBytes {
+                    self.tagBytes = nil
+                    self.takeTags(tag)
+                }
                 continue
             }
             if self.headSettled {
@@ -329,12 +341,22 @@ public final class MP3StreamDecoder: StreamDecoder {
             if let size = Self.id3v2Size(self.head) {
                 // A tag (another may follow): the head starts again after it.
                 self.skipping = size - self.head.count
+                self.tagBytes = size <= Self.tagLimit ? self.head : nil
                 self.head.removeAll(keepingCapacity: true)
             } else if self.head.count == 10 || !Self.mayStartID3(self.head) {
                 self.headSettled = true
                 self.feed(self.head[...])
             }
         }
+    }
+
+    /// The tags of a whole ID3v2 tag, when it holds any.
+    private func takeTags(_ tag: [UInt8]) {
+        guard let frames = ID3Tags.frames(inRawTag: tag) else { return }
+        let tags = ID3Tags.tags(from: frames)
+        guard !tags.isEmpty, tags != self.tags else { return }
+        self.tags = tags
+        self.tagsVersion += 1
     }
 
     private func feed(_ bytes: ArraySlice<UInt8>) {

@@ -27,7 +27,7 @@ struct StreamFLACDecoderTests {
         try FLACMaterial.make(shape, at: path, flacArguments: ["--tag=TITLE=Stream test"])
         let reference = try FLACMaterial.reference(path)
         for seed in UInt64(1)...3 {
-            let source = ChunkedSource([try fileBytes(path)], contentType: "audio/flac", seed: seed)
+            let source = ChunkedSource([try bytesOfFile(path)], contentType: "audio/flac", seed: seed)
             let decoder = try StreamDecoders.open(source: source, sampleFormat: .signed16, replayGain: .off)
             #expect(decoder is FLACStreamDecoder)
             let decoded = drain(decoder, chunkFrames: 1000)
@@ -44,6 +44,21 @@ struct StreamFLACDecoderTests {
         }
     }
 
+    @Test("an ID3v2 tag before fLaC is passed over")
+    func id3v2BeforeFLAC() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path("a.flac")
+        try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 1), at: path)
+        // A 20,000-byte tag (syncsafe size 19,990: 0x4e16 → 1, 28, 22).
+        let tag = Array("ID3".utf8) + [3, 0, 0, 0, 1, 28, 22] + [UInt8](repeating: 0, count: 19_990)
+        let source = ChunkedSource([tag + (try bytesOfFile(path))], contentType: nil, seed: 12)
+        let decoder = try StreamDecoders.open(source: source, sampleFormat: .signed16, replayGain: .off)
+        #expect(decoder is FLACStreamDecoder)
+        let decoded = drain(decoder)
+        #expect(decoded.error == nil)
+        expectSamePCM(decoded.pcm, try FLACMaterial.reference(path))
+    }
+
     @Test("floats are sample / 2^(bits-1)")
     func floats() throws {
         let scratch = try ScratchDirectory()
@@ -51,7 +66,7 @@ struct StreamFLACDecoderTests {
         let shape = FLACMaterial.Shape(sampleRate: 48000, channels: 2, bits: 16, seconds: 1)
         try FLACMaterial.make(shape, at: path)
         let reference = try FLACMaterial.reference(path)
-        let decoder = try FLACStreamDecoder(source: ChunkedSource([try fileBytes(path)]), sampleFormat: .float32)
+        let decoder = try FLACStreamDecoder(source: ChunkedSource([try bytesOfFile(path)]), sampleFormat: .float32)
         let decoded = drain(decoder, chunkFrames: 999)
         #expect(decoded.error == nil)
         #expect(decoder.format?.sampleFormat == .float32)
@@ -77,12 +92,12 @@ struct StreamFLACDecoderTests {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096 * 4, alignment: 16)
         defer { buffer.deallocate() }
         while case let frames = try file.read(into: buffer), frames > 0 { expected += buffer[0..<frames * 4] }
-        let streamed = drain(try FLACStreamDecoder(source: ChunkedSource([try fileBytes(gained)]), replayGain: gain))
+        let streamed = drain(try FLACStreamDecoder(source: ChunkedSource([try bytesOfFile(gained)]), replayGain: gain))
         #expect(streamed.error == nil)
         expectSamePCM(streamed.pcm, expected)
         #expect(streamed.pcm != (try FLACMaterial.reference(gained)))
         // No gains stored: nothing applied (not the missing-gain preamp).
-        let untouched = drain(try FLACStreamDecoder(source: ChunkedSource([try fileBytes(plain)]), replayGain: gain))
+        let untouched = drain(try FLACStreamDecoder(source: ChunkedSource([try bytesOfFile(plain)]), replayGain: gain))
         expectSamePCM(untouched.pcm, try FLACMaterial.reference(plain))
     }
 
@@ -94,7 +109,7 @@ struct StreamFLACDecoderTests {
         let pathB = scratch.path("b.flac")
         try FLACMaterial.make(shape, at: pathA)
         try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 1), at: pathB)
-        let bytesA = try fileBytes(pathA)
+        let bytesA = try bytesOfFile(pathA)
         let cut = Array(bytesA[..<Int(Double(bytesA.count) * fraction)])
         let cutPath = scratch.path("cut.flac")
         try Data(cut).write(to: URL(fileURLWithPath: cutPath))
@@ -102,7 +117,7 @@ struct StreamFLACDecoderTests {
         #expect(!wholeA.isEmpty)
         #expect(try FLACMaterial.reference(pathA).starts(with: wholeA))
         let expected = wholeA + (try FLACMaterial.reference(pathB))
-        let source = ChunkedSource([cut, try fileBytes(pathB)], contentType: "audio/x-flac", seed: 4)
+        let source = ChunkedSource([cut, try bytesOfFile(pathB)], contentType: "audio/x-flac", seed: 4)
         let decoder = try FLACStreamDecoder(source: source)
         let decoded = drain(decoder)
         #expect(decoded.error == nil)
@@ -116,7 +131,7 @@ struct StreamFLACDecoderTests {
         let shape = FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 2)
         let path = scratch.path("a.flac")
         try FLACMaterial.make(shape, at: path)
-        let bytes = try fileBytes(path)
+        let bytes = try bytesOfFile(path)
         let first = Array(bytes[..<(bytes.count / 3)])
         let tail = Array(bytes[(bytes.count / 2)...])
         let decoder = try FLACStreamDecoder(source: ChunkedSource([first, tail], seed: 8))
@@ -140,7 +155,7 @@ struct StreamFLACDecoderTests {
         let pathB = scratch.path("b.flac")
         try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 1), at: pathA)
         try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 96000, channels: 2, bits: 24, seconds: 1), at: pathB)
-        let source = ChunkedSource([try fileBytes(pathA), try fileBytes(pathB)], seed: 6)
+        let source = ChunkedSource([try bytesOfFile(pathA), try bytesOfFile(pathB)], seed: 6)
         let decoded = drain(try FLACStreamDecoder(source: source))
         let error = try #require(decoded.error)
         #expect(error.path == source.url)
@@ -156,7 +171,7 @@ struct StreamFLACDecoderTests {
         let scratch = try ScratchDirectory()
         let path = scratch.path("a.flac")
         try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 1), at: path)
-        let bytes = try fileBytes(path)
+        let bytes = try bytesOfFile(path)
         // Cut in the metadata.
         let inMetadata = try FLACStreamDecoder(source: ChunkedSource([Array(bytes[..<30])]))
         let metadataRefused = #expect(throws: DecoderError.self) { try prepareFully(inMetadata) }
@@ -175,7 +190,7 @@ struct StreamFLACDecoderTests {
         }
         #expect(htmlRefused?.description.contains("it does not begin with fLaC") == true)
         // fLaC, then garbage: refused, or ends; never a crash.
-        var generator = SeededGenerator(seed: 99)
+        var generator = ChunkingGenerator(seed: 99)
         let garbage = Array("fLaC".utf8) + (0..<1 << 20).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let noise = drain(try FLACStreamDecoder(source: ChunkedSource([garbage], seed: 5)))
         #expect(noise.error != nil || noise.pcm.isEmpty)
@@ -191,7 +206,7 @@ struct StreamFLACDecoderTests {
         let scratch = try ScratchDirectory()
         let path = scratch.path("a.flac")
         try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 1), at: path)
-        var bytes = try fileBytes(path)
+        var bytes = try bytesOfFile(path)
         // STREAMINFO (after fLaC and its block header) claims blocks of 16 samples and no frame size.
         bytes.replaceSubrange(8..<18, with: [0, 16, 0, 16, 0, 0, 0, 0, 0, 0])
         let decoded = drain(try FLACStreamDecoder(source: ChunkedSource([bytes], seed: 1)))
@@ -205,7 +220,7 @@ struct StreamFLACDecoderTests {
         let scratch = try ScratchDirectory()
         let path = scratch.path("a.flac")
         try FLACMaterial.make(FLACMaterial.Shape(sampleRate: 44100, channels: 2, bits: 16, seconds: 1), at: path)
-        let bytes = try fileBytes(path)
+        let bytes = try bytesOfFile(path)
         let quiet = ChunkedSource([Array(bytes[..<(bytes.count / 2)])], seed: 2, waitsAtEnd: true)
         let decoder = try FLACStreamDecoder(source: quiet)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 16)

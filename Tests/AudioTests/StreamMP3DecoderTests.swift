@@ -50,7 +50,7 @@ enum StreamMP3Material {
 struct StreamMP3DecoderTests {
     @Test("decodes the fixtures bit for bit as mpg123 -s, in random chunks", arguments: GoodFixture.all)
     func fixturesMatchMPG123(_ fixture: GoodFixture) throws {
-        let source = ChunkedSource([try fileBytes(fixture.path)], seed: UInt64(fixture.name.utf8.count))
+        let source = ChunkedSource([try bytesOfFile(fixture.path)], seed: UInt64(fixture.name.utf8.count))
         let decoder = try StreamDecoders.open(source: source, sampleFormat: .signed16, replayGain: .off)
         #expect(decoder is MP3StreamDecoder)
         let decoded = drain(decoder)
@@ -65,9 +65,23 @@ struct StreamMP3DecoderTests {
         #expect(source.waits > 0)
     }
 
+    @Test(
+        "an ID3v2 tag at the start gives the file decoder's tags",
+        arguments: ["tagged-id3v23.mp3", "tagged-id3v24.mp3", "big-id3.mp3", "one-second.mp3"])
+    func id3v2Tags(_ name: String) throws {
+        let decoder = try MP3StreamDecoder(source: ChunkedSource([try bytesOfFile(fixture(name))], seed: 17))
+        #expect(try prepareFully(decoder))
+        let expected = try MP3Decoder(path: fixture(name)).tags
+        #expect(decoder.tags == expected)
+        #expect(decoder.tagsVersion == (expected.isEmpty ? 0 : 1))
+        if name != "one-second.mp3" { #expect(decoder.tags.title != nil) }
+        #expect(drain(decoder).error == nil)
+        #expect(decoder.tagsVersion == (expected.isEmpty ? 0 : 1))
+    }
+
     @Test("floats bit for bit as mpg123 -e f32 -s", arguments: GoodFixture.all.prefix(3))
     func floatsMatchMPG123(_ fixture: GoodFixture) throws {
-        let source = ChunkedSource([try fileBytes(fixture.path)], seed: 7)
+        let source = ChunkedSource([try bytesOfFile(fixture.path)], seed: 7)
         let decoder = try MP3StreamDecoder(source: source, sampleFormat: .float32)
         let decoded = drain(decoder, chunkFrames: 333)
         #expect(decoded.error == nil)
@@ -80,7 +94,7 @@ struct StreamMP3DecoderTests {
         let scratch = try ScratchDirectory()
         let path = try StreamMP3Material.make(shape, in: scratch, name: "shape")
         for seed in UInt64(1)...3 {
-            let source = ChunkedSource([try fileBytes(path)], seed: seed)
+            let source = ChunkedSource([try bytesOfFile(path)], seed: seed)
             let decoder = try StreamDecoders.open(source: source, sampleFormat: .signed16, replayGain: .off)
             let decoded = drain(decoder)
             #expect(decoded.error == nil)
@@ -93,7 +107,7 @@ struct StreamMP3DecoderTests {
     @Test("a stream joined mid-frame (no LAME header) decodes as mpg123 -s of the same bytes")
     func joinedMidFrame() throws {
         let scratch = try ScratchDirectory()
-        let bytes = try fileBytes(fixture("stereo-44k-cbr.mp3"))
+        let bytes = try bytesOfFile(fixture("stereo-44k-cbr.mp3"))
         for offset in [5001, 20_333] {
             let tail = Array(bytes[offset...])
             let path = scratch.path("tail-\(offset).mp3")
@@ -115,7 +129,7 @@ struct StreamMP3DecoderTests {
         let expected = [UInt8](reference.stdout)
         #expect(expected.count > 132_300 * 4)
         for seed in UInt64(21)...23 {
-            let decoded = drain(try MP3StreamDecoder(source: ChunkedSource([try fileBytes(path)], seed: seed)))
+            let decoded = drain(try MP3StreamDecoder(source: ChunkedSource([try bytesOfFile(path)], seed: seed)))
             #expect(decoded.error == nil)
             // Which junk libmpg123 takes for frames while resyncing depends on how the bytes came in, so
             // the frames made of the damage differ with the chunking; what comes before it (65711
@@ -129,7 +143,7 @@ struct StreamMP3DecoderTests {
     @Test("a stream without stored gains gets no ReplayGain (not the missing-gain preamp)")
     func noStoredGainNoChange() throws {
         let gain = ReplayGain(source: .track, preampDB: 3, missingPreampDB: -9)
-        let source = ChunkedSource([try fileBytes(fixture("one-second.mp3"))], seed: 4)
+        let source = ChunkedSource([try bytesOfFile(fixture("one-second.mp3"))], seed: 4)
         let decoded = drain(try MP3StreamDecoder(source: source, replayGain: gain))
         #expect(decoded.error == nil)
         expectSamePCM(decoded.pcm, try referencePCM(fixture("one-second.mp3")))
@@ -138,8 +152,8 @@ struct StreamMP3DecoderTests {
     @Test("a discontinuity mid-frame gives A's whole frames, then B, with no junk between")
     func discontinuitySplicesNothing() throws {
         let scratch = try ScratchDirectory()
-        let first = try fileBytes(fixture("stereo-44k-cbr.mp3"))
-        let second = try fileBytes(fixture("one-second.mp3"))
+        let first = try bytesOfFile(fixture("stereo-44k-cbr.mp3"))
+        let second = try bytesOfFile(fixture("one-second.mp3"))
         // Cut in the middle of a frame (192 kbit/s frames are 626 or 627 bytes).
         for cut in [first.count / 2 + 101, 40_000, 1_000] {
             let cutPath = scratch.path("cut-\(cut).mp3")
@@ -156,10 +170,28 @@ struct StreamMP3DecoderTests {
         }
     }
 
+    @Test("a reconnection that resumes mid-frame: A's whole frames, then what mpg123 makes of the rest")
+    func discontinuityToMidFrame() throws {
+        let scratch = try ScratchDirectory()
+        let bytes = try bytesOfFile(fixture("stereo-44k-cbr.mp3"))
+        let first = Array(bytes[..<30_100])
+        let second = Array(bytes[31_337...])
+        let firstPath = scratch.path("first.mp3")
+        let secondPath = scratch.path("second.mp3")
+        try Data(first).write(to: URL(fileURLWithPath: firstPath))
+        try Data(second).write(to: URL(fileURLWithPath: secondPath))
+        let expected = try referencePCM(firstPath) + referencePCM(secondPath)
+        for seed in UInt64(41)...43 {
+            let decoded = drain(try MP3StreamDecoder(source: ChunkedSource([first, second], seed: seed)))
+            #expect(decoded.error == nil)
+            expectSamePCM(decoded.pcm, expected, "seed \(seed)")
+        }
+    }
+
     @Test("a discontinuity to a stream of another format ends it, naming both formats")
     func discontinuityToAnotherFormatThrows() throws {
-        let first = try fileBytes(fixture("one-second.mp3"))
-        let second = try fileBytes(fixture("mono-48k-vbr.mp3"))
+        let first = try bytesOfFile(fixture("one-second.mp3"))
+        let second = try bytesOfFile(fixture("mono-48k-vbr.mp3"))
         let source = ChunkedSource([Array(first[..<9000]), second], seed: 3)
         let decoder = try MP3StreamDecoder(source: source)
         let decoded = drain(decoder)
@@ -175,7 +207,7 @@ struct StreamMP3DecoderTests {
 
     @Test("a discontinuity before the first frame is complete starts over")
     func discontinuityBeforeFormat() throws {
-        let bytes = try fileBytes(fixture("one-second.mp3"))
+        let bytes = try bytesOfFile(fixture("one-second.mp3"))
         let source = ChunkedSource([Array(bytes[..<200]), bytes], seed: 5)
         let decoder = try MP3StreamDecoder(source: source)
         let decoded = drain(decoder)
@@ -186,7 +218,7 @@ struct StreamMP3DecoderTests {
     @Test("a stream cut short ends cleanly after its whole frames")
     func truncatedEndsCleanly() throws {
         let scratch = try ScratchDirectory()
-        let bytes = try fileBytes(fixture("gapless-whole.mp3"))
+        let bytes = try bytesOfFile(fixture("gapless-whole.mp3"))
         let cut = Array(bytes[..<(bytes.count * 2 / 3 + 17)])
         let path = scratch.path("cut.mp3")
         try Data(cut).write(to: URL(fileURLWithPath: path))
@@ -208,7 +240,7 @@ struct StreamMP3DecoderTests {
         defer { buffer.deallocate() }
         #expect(try decoder.read(into: buffer) == .waiting)
 
-        let bytes = try fileBytes(fixture("one-second.mp3"))
+        let bytes = try bytesOfFile(fixture("one-second.mp3"))
         let quiet = ChunkedSource([Array(bytes[..<8000])], seed: 2, waitsAtEnd: true)
         let playing = try MP3StreamDecoder(source: quiet)
         var frames = 0
@@ -230,7 +262,7 @@ struct StreamMP3DecoderTests {
 
     @Test("garbage labelled audio/mpeg is refused or ends, and never crashes")
     func garbageIsRefused() throws {
-        var generator = SeededGenerator(seed: 42)
+        var generator = ChunkingGenerator(seed: 42)
         let text = Array(String(repeating: "no audio here, just words. ", count: 40_000).utf8)
         let decoder = try MP3StreamDecoder(source: ChunkedSource([text]))
         let refused = #expect(throws: DecoderError.self) { try prepareFully(decoder) }
@@ -251,8 +283,8 @@ struct StreamMP3DecoderTests {
 
     @Test("another format within one connection is converted to the first, as the file decoder does")
     func formatChangeWithinConnection() throws {
-        let first = try fileBytes(fixture("one-second.mp3"))
-        let second = try fileBytes(fixture("mono-48k-vbr.mp3"))
+        let first = try bytesOfFile(fixture("one-second.mp3"))
+        let second = try bytesOfFile(fixture("mono-48k-vbr.mp3"))
         let decoder = try MP3StreamDecoder(source: ChunkedSource([first + second], seed: 31))
         let decoded = drain(decoder)
         #expect(decoded.error == nil)
@@ -264,7 +296,7 @@ struct StreamMP3DecoderTests {
 
     @Test("an ID3v2 tag claiming more than the stream holds is passed over, then the stream ends")
     func oversizedTagEnds() throws {
-        let decoder = try MP3StreamDecoder(source: ChunkedSource([try fileBytes(fixture("id3-beyond-eof.mp3"))]))
+        let decoder = try MP3StreamDecoder(source: ChunkedSource([try bytesOfFile(fixture("id3-beyond-eof.mp3"))]))
         let refused = #expect(throws: DecoderError.self) { try prepareFully(decoder) }
         #expect(refused?.description.contains("not an MP3 stream") == true)
     }
@@ -286,7 +318,7 @@ struct StreamDecodersTests {
     @Test("refuses HTML, text, AAC and unknown types with their reasons")
     func refusals() throws {
         let html = Array("<!DOCTYPE html><html><body>Not found</body></html>".utf8)
-        let mp3 = try fileBytes(fixture("one-second.mp3"))
+        let mp3 = try bytesOfFile(fixture("one-second.mp3"))
         #expect(self.refusal(html, "text/html")?.contains("an HTML page, not audio") == true)
         #expect(self.refusal(html, nil)?.contains("an HTML page, not audio") == true)
         #expect(self.refusal(html, "application/octet-stream")?.contains("an HTML page, not audio") == true)
@@ -303,8 +335,8 @@ struct StreamDecodersTests {
 
     @Test("chooses by type, then by the first bytes")
     func choices() throws {
-        let mp3 = try fileBytes(fixture("one-second.mp3"))
-        let tagged = try fileBytes(fixture("tagged-id3v24.mp3"))
+        let mp3 = try bytesOfFile(fixture("one-second.mp3"))
+        let tagged = try bytesOfFile(fixture("tagged-id3v24.mp3"))
         #expect(try StreamDecoders.kind(of: ChunkedSource([mp3], contentType: "audio/mpeg")) == .mp3)
         #expect(try StreamDecoders.kind(of: ChunkedSource([mp3], contentType: "Audio/MPEG; charset=x")) == .mp3)
         #expect(try StreamDecoders.kind(of: ChunkedSource([mp3], contentType: nil)) == .mp3)

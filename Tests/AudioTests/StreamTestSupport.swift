@@ -4,7 +4,7 @@ import Testing
 @testable import Audio
 
 /// A deterministic pseudo-random generator (SplitMix64), so a failing chunking can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
+struct ChunkingGenerator: RandomNumberGenerator {
     var state: UInt64
 
     init(seed: UInt64) { self.state = seed }
@@ -28,7 +28,7 @@ final class ChunkedSource: StreamByteSource, @unchecked Sendable {
     private var connections: [[UInt8]]
     private var connection = 0
     private var offset = 0
-    private var generator: SeededGenerator
+    private var generator: ChunkingGenerator
     /// Whether the next read begins a new connection (the discontinuity has not been told yet).
     private var owesDiscontinuity = false
     /// How many `.waiting` were answered.
@@ -43,7 +43,7 @@ final class ChunkedSource: StreamByteSource, @unchecked Sendable {
         self.connections = connections
         self.contentType = contentType
         self.url = url
-        self.generator = SeededGenerator(seed: seed)
+        self.generator = ChunkingGenerator(seed: seed)
         self.waitsAtEnd = waitsAtEnd
     }
 
@@ -149,6 +149,6 @@ func prepareFully(_ decoder: any StreamDecoder) throws(DecoderError) -> Bool {
 }
 
 /// The bytes of a file.
-func fileBytes(_ path: String) throws -> [UInt8] {
+func bytesOfFile(_ path: String) throws -> [UInt8] {
     [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
 }
