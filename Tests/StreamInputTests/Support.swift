@@ -18,7 +18,10 @@ final class StreamTestServer: Sendable {
     private let output: Int32
 
     /// - Parameter certificate: a certificate and its key (PEM files) for a TLS port beside the plain one.
-    init(certificate: (cert: String, key: String)? = nil) throws {
+    /// - Parameter script: another server to run instead (radio_server.py), with its arguments.
+    init(certificate: (cert: String, key: String)? = nil, script other: (path: String, arguments: [String])? = nil)
+        throws
+    {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
             "stream_server.py")
         var stdinPipe: [Int32] = [0, 0]
@@ -43,6 +46,7 @@ final class StreamTestServer: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var argv = ["/usr/bin/python3", "-u", script.path]
+        if let other { argv = ["/usr/bin/python3", "-u", other.path] + other.arguments }
         if let certificate { argv += ["--cert", certificate.cert, "--key", certificate.key] }
         let arguments: [UnsafeMutablePointer<CChar>?] = argv.map {
             $0.withCString { strdup($0) }
@@ -92,9 +96,10 @@ final class StreamTestServer: Sendable {
 
     /// Runs `body` with a server, stopped afterwards whatever happens.
     static func with<T>(
-        certificate: (cert: String, key: String)? = nil, _ body: (StreamTestServer) async throws -> T
+        certificate: (cert: String, key: String)? = nil, script: (path: String, arguments: [String])? = nil,
+        _ body: (StreamTestServer) async throws -> T
     ) async throws -> T {
-        let server = try StreamTestServer(certificate: certificate)
+        let server = try StreamTestServer(certificate: certificate, script: script)
         defer { server.stop() }
         return try await body(server)
     }
@@ -257,12 +262,13 @@ func eventLoopThreads() -> Int {
     }.count
 }
 
-/// Runs a program to its end, its output discarded; its exit status (-1 when it could not start).
-func runProgram(_ argv: [String]) -> Int32 {
+/// Runs a program to its end, its output discarded or written to `output`; its exit status (-1 when it
+/// could not start).
+func runProgram(_ argv: [String], output: String = "/dev/null") -> Int32 {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     let arguments: [UnsafeMutablePointer<CChar>?] = argv.map { $0.withCString { strdup($0) } }
     defer {
