@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "MusicTags", targets: ["MusicTags"]),
         .library(name: "Audio", targets: ["Audio"]),
         .library(name: "PlayerCore", targets: ["PlayerCore"]),
+        .library(name: "StreamInput", targets: ["StreamInput"]),
         .library(name: "ControlProtocol", targets: ["ControlProtocol"]),
         .library(name: "PlayerClient", targets: ["PlayerClient"]),
         .library(name: "Library", targets: ["Library"]),
@@ -40,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -87,6 +89,21 @@ let package = Package(
         .target(
             name: "Audio",
             dependencies: ["CMPG123", "CFLAC", "CVorbisFile", "COpusFile", "CALSA", "CSoxr", "MusicTags"],
+            swiftSettings: strictSettings
+        ),
+        // Internet radio: HTTP(S) streams read into a bounded buffer on one shared event loop (NIO, with
+        // NIOSSL and the system's trust roots for https), ICY metadata taken out, reconnection with
+        // backoff; station lists (m3u, pls) and their fetching. The decoders read it as a StreamByteSource.
+        .target(
+            name: "StreamInput",
+            dependencies: [
+                "Audio",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         // statfs(2) for the directory walk; part of glibc, so no package or pkg-config.
@@ -246,6 +263,16 @@ let package = Package(
         .testTarget(
             name: "PlayerCoreTests",
             dependencies: ["PlayerCore", "FormatTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StreamInputTests",
+            dependencies: [
+                "StreamInput", "Audio",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            // The loopback server the tests run, read by path.
+            exclude: ["stream_server.py"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -30,7 +30,7 @@ final class ScriptedStreamSource: StreamByteSource, @unchecked Sendable {
     /// `bytes` in pieces of random sizes (1 to `largest` bytes), a `.waiting` after about half of
     /// them: as a slow connection hands them over.
     static func pieces(_ bytes: [UInt8], seed: UInt64, largest: Int = 6000) -> [Event] {
-        var generator = PieceGenerator(seed: seed)
+        var generator = SplitMix64(state: seed)
         var events: [Event] = []
         var start = 0
         while start < bytes.count {
@@ -75,19 +75,6 @@ final class ScriptedStreamSource: StreamByteSource, @unchecked Sendable {
     func peek(count: Int) -> [UInt8] {
         guard self.index < self.events.count, case .bytes(let bytes) = self.events[self.index] else { return [] }
         return Array(bytes[self.offset..<min(bytes.count, self.offset + count)])
-    }
-}
-
-/// A small reproducible random generator (SplitMix64).
-struct PieceGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9e37_79b9_7f4a_7c15
-        var value = self.state
-        value = (value ^ (value >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        value = (value ^ (value >> 27)) &* 0x94d0_49bb_1331_11eb
-        return value ^ (value >> 31)
     }
 }
 
@@ -183,11 +170,6 @@ func noisyVorbis(
         "/usr/bin/oggenc", ["-Q", "-q", "3", "-s", "\(serial)", "-o", path] + comments.flatMap { ["-c", $0] } + [wav])
     try #require(oggenc.status == 0, "oggenc: \(oggenc.stderr)")
     return path
-}
-
-/// The file's bytes.
-func bytesOfFile(_ path: String) throws -> [UInt8] {
-    [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
 }
 
 /// Where the page holding byte `at` of an Ogg stream starts and ends (a cut inside a page).
@@ -499,7 +481,7 @@ struct OggStreamDecoderTests {
 
     @Test("garbage is refused without reading it all, or ends cleanly; damaged streams never crash")
     func garbage() throws {
-        var generator = PieceGenerator(seed: 14)
+        var generator = SplitMix64(state: 14)
         // A megabyte of noise: given up after the first 256 KiB.
         let noise = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let source = ScriptedStreamSource(ScriptedStreamSource.pieces(noise, seed: 15, largest: 20000))
