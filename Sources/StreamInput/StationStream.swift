@@ -86,6 +86,8 @@ struct StationShared: ~Copyable {
     var titles: [(at: Int, title: String?)] = []
     /// Counts the titles that took effect, so that a reader sees a change without comparing them.
     var titleChanges = 0
+    /// Set by `cancel()`: a title read afterwards is not reported.
+    var cancelled = false
     var contentType: String?
     var failure: String?
     /// No more bytes will be written.
@@ -156,7 +158,11 @@ struct StationShared: ~Copyable {
             marks.removeFirst()
             return .discontinuity
         }
-        let total = min(buffer.count, readable)
+        var total = min(buffer.count, readable)
+        if let title = titles.first, title.at > readTotal {
+            // A read ends where a title takes effect, so that each title is on air in turn.
+            total = min(total, title.at - readTotal)
+        }
         guard total > 0 else { return count == 0 && finished ? .end : .waiting }
         copy(into: buffer, count: total)
         readIndex = (readIndex + total) % storage.count
@@ -193,12 +199,16 @@ public final class StationStream: StreamByteSource, Sendable {
     public let url: String
     let shared: LockedShared
     private let driver: StationDriver
+    private let onChange: @Sendable () -> Void
 
-    /// - Parameter onChange: called on the network's thread when `info` changes (state, name, title),
-    ///   never for bytes arriving, never under the buffer's lock, never after `cancel()` returned.
+    /// - Parameter onChange: called when `info` changes (state, name, title), never for bytes arriving,
+    ///   never under the buffer's lock, never after `cancel()` returned: on the network's thread, except
+    ///   for an ICY title, which takes effect when `read` hands out the audio it came after, on the
+    ///   reader's thread.
     public init(url: String, limits: StreamLimits, onChange: @escaping @Sendable () -> Void) {
         self.url = url
         shared = LockedShared(capacity: limits.bufferBytes)
+        self.onChange = onChange
         driver = StationDriver(url: url, limits: limits, onChange: onChange)
         driver.stream = self
     }
@@ -217,6 +227,7 @@ public final class StationStream: StreamByteSource, Sendable {
     /// Closes the connection and stops: no `onChange` after it returns; idempotent. It waits (briefly)
     /// until the socket is closed, unless called on the network's thread itself (from `onChange`).
     public func cancel() {
+        shared.withLock { $0.cancelled = true }
         let driver = self.driver
         if driver.loop.inEventLoop {
             _ = driver.shutdown()
@@ -235,10 +246,6 @@ public final class StationStream: StreamByteSource, Sendable {
     /// The bytes `read` has handed out since the station started (every connection's).
     public var bytesRead: Int { shared.withLock { $0.readTotal } }
 
-    /// Counts the ICY titles that took effect; a title takes effect as `read` hands out the audio it
-    /// came after, so the reader looks at this after reading to see whether to announce a new one.
-    public var titleChanges: Int { shared.withLock { $0.titleChanges } }
-
     public var contentType: String? { shared.withLock { $0.contentType } }
 
     public var failure: String? { shared.withLock { $0.failure } }
@@ -247,7 +254,16 @@ public final class StationStream: StreamByteSource, Sendable {
     public var bufferedBytes: Int { shared.withLock { $0.count } }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamRead {
-        shared.withLock { $0.read(into: buffer) }
+        let (result, titled) = shared.withLock { state in
+            let before = state.titleChanges
+            let result = state.read(into: buffer)
+            return (result, state.titleChanges != before && !state.cancelled)
+        }
+        if titled {
+            // An ICY title whose audio is now being read is on air: said from the reader's thread.
+            onChange()
+        }
+        return result
     }
 
     public func peek(count: Int) -> [UInt8] {
