@@ -217,6 +217,29 @@ struct StationStreamTests {
         }
     }
 
+    @Test("absurd limits (not numbers, negative, zero) neither crash nor hang: the station fails or plays")
+    func absurdLimits() async throws {
+        try await StreamTestServer.with { server in
+            for value in [Double.nan, -1, 0, .infinity] {
+                var limits = StreamLimits()
+                limits.bufferBytes = value.isNaN ? 0 : -5
+                limits.prebufferBytes = -1
+                limits.connectSeconds = value
+                limits.firstAudioSeconds = value
+                limits.stallSeconds = value
+                limits.reconnectSeconds = value
+                limits.backoffSeconds = value
+                limits.maxRedirects = -3
+                limits.maxHeaderBytes = 0
+                let station = Listener(server.url("/stream?metaint=10&titles=A"), limits: limits)
+                try await Task.sleep(for: .milliseconds(100))
+                station.drain()
+                station.stream.cancel()
+                #expect(station.stream.bufferedBytes <= 1, "\(value)")
+            }
+        }
+    }
+
     @Test("an address that is not http(s) fails at once")
     func badAddress() async throws {
         let station = Listener("ftp://example.com/x", limits: testLimits())
