@@ -270,6 +270,8 @@ final class StationDriver: @unchecked Sendable {
                 }
             })
         if connectionBytes > 0 { deliveredBefore = true }
+        // The buffer is full: the connection waits; look for room soon rather than at the stall check.
+        if consumed < body.count { scheduleWatch(paused: true) }
         if state != .playing, !isFinished,
             connectionBytes >= prebufferTarget || stream.shared.withLock({ $0.free == 0 })
         {
@@ -401,9 +403,9 @@ final class StationDriver: @unchecked Sendable {
 
     // MARK: - The watchdog: stalls, and reading again once the buffer has room
 
-    private func scheduleWatch() {
+    private func scheduleWatch(paused pausing: Bool = false) {
         watchTimer?.cancel()
-        let paused = handler?.paused ?? false
+        let paused = pausing || handler?.paused == true
         let interval = paused ? 0.05 : min(max(limits.stallSeconds / 4, 0.01), 1)
         let id = attemptID
         watchTimer = loop.scheduleTask(in: StreamNetwork.amount(interval)) { [self] in
