@@ -52,6 +52,8 @@ public final class OggStreamDecoder: StreamDecoder {
     /// The codec of the last link begun that is neither Vorbis nor Opus ("Ogg FLAC" ...), while no
     /// Vorbis or Opus stream begins beside it.
     private var otherCodec: String?
+    /// Bytes read while no link was under way (since the stream's start, a reconnection or a link's
+    /// end), or while a link's headers were incomplete: bounded by `linklessLimit` and `packetLimit`.
     private var bytesWithoutLink = 0
     private var sourceEnded = false
     private var finished = false
@@ -109,8 +111,7 @@ public final class OggStreamDecoder: StreamDecoder {
             case .waiting: return false
             case .ended:
                 if let other = self.otherCodec { throw self.refusal(other) }
-                throw self.damaged(
-                    self.link?.codec, "the stream ended before its headers (\(self.bytesWithoutLink) bytes read)")
+                throw self.damaged(self.link?.codec, "the stream ended before its headers")
             }
         }
         return true
@@ -261,9 +262,15 @@ public final class OggStreamDecoder: StreamDecoder {
         case .bytes(let count):
             let count = min(count, Self.readSize)
             ogg_sync_wrote(self.sync, count)
-            if self.link.map({ $0.isFinished }) ?? true {
+            // Bytes without a link's start, or within a link's headers, are counted: a stream of pages
+            // that never start (or never finish) a link's headers ends.
+            let inHeaders = self.link.map { !$0.isFinished && !$0.headersRead } ?? false
+            if inHeaders || self.link.map({ $0.isFinished }) ?? true {
                 self.bytesWithoutLink += count
-                if self.bytesWithoutLink > Self.linklessLimit { throw self.linkless() }
+                if inHeaders, self.bytesWithoutLink > Self.packetLimit {
+                    throw self.damaged(self.link?.codec, "no whole headers in \(Self.packetLimit >> 20) MiB")
+                }
+                if !inHeaders, self.bytesWithoutLink > Self.linklessLimit { throw self.linkless() }
             }
             return .progressed
         case .waiting:
@@ -329,6 +336,8 @@ public final class OggStreamDecoder: StreamDecoder {
             throw self.damaged(link.codec, "the stream changed its format from \(known) to \(format)")
         }
         self.format = format
+        link.headersRead = true
+        self.bytesWithoutLink = 0
         let comments = headers.comments
         let tags = link.codec == .vorbis ? VorbisComments.tags(comments) : OpusDecoder.tags(comments)
         if tags != self.tags || self.tagsVersion == 0 {
@@ -421,6 +430,8 @@ extension OggStreamDecoder {
         /// Whether the last `next` decoded a packet (it may have made no frames), and its size.
         var tookPacket = false
         var tookBytes = 0
+        /// Whether the link's headers have all been read (and its format accepted).
+        var headersRead = false
         /// Whether the link's end-of-stream page has been taken.
         private(set) var isFinished = false
         /// Whether every packet of the pages taken has been decoded, after the end-of-stream page.

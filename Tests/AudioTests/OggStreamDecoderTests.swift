@@ -30,7 +30,7 @@ final class ScriptedStreamSource: StreamByteSource, @unchecked Sendable {
     /// `bytes` in pieces of random sizes (1 to `largest` bytes), a `.waiting` after about half of
     /// them: as a slow connection hands them over.
     static func pieces(_ bytes: [UInt8], seed: UInt64, largest: Int = 6000) -> [Event] {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(state: seed)
         var events: [Event] = []
         var start = 0
         while start < bytes.count {
@@ -75,19 +75,6 @@ final class ScriptedStreamSource: StreamByteSource, @unchecked Sendable {
     func peek(count: Int) -> [UInt8] {
         guard self.index < self.events.count, case .bytes(let bytes) = self.events[self.index] else { return [] }
         return Array(bytes[self.offset..<min(bytes.count, self.offset + count)])
-    }
-}
-
-/// A small reproducible random generator (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9e37_79b9_7f4a_7c15
-        var value = self.state
-        value = (value ^ (value >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        value = (value ^ (value >> 27)) &* 0x94d0_49bb_1331_11eb
-        return value ^ (value >> 31)
     }
 }
 
@@ -185,11 +172,6 @@ func noisyVorbis(
     return path
 }
 
-/// The file's bytes.
-func fileBytes(_ path: String) throws -> [UInt8] {
-    [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-}
-
 /// Where the page holding byte `at` of an Ogg stream starts and ends (a cut inside a page).
 func pageSpan(_ bytes: [UInt8], containing at: Int) -> Range<Int> {
     var offset = 0
@@ -215,7 +197,7 @@ struct OggStreamDecoderTests {
         let scratch = try ScratchDirectory()
         let path = try material.make(in: scratch, comments: ["TITLE=Stream", "ARTIST=Someone"])
         let reference = try oggdecPCM(path)
-        let bytes = try fileBytes(path)
+        let bytes = try bytesOfFile(path)
         for seed: UInt64 in [1, 2] {
             let source = ScriptedStreamSource(ScriptedStreamSource.pieces(bytes, seed: seed))
             let outcome = try streamDecode(source)
@@ -239,7 +221,7 @@ struct OggStreamDecoderTests {
         let scratch = try ScratchDirectory()
         let path = try VorbisMaterial(sampleRate: 44100, channels: 2, seconds: 2, quality: "5").make(in: scratch)
         let reference = try vorbisDecodeAll(try VorbisDecoder(path: path, sampleFormat: .float32))
-        let source = ScriptedStreamSource(ScriptedStreamSource.pieces(try fileBytes(path), seed: 3))
+        let source = ScriptedStreamSource(ScriptedStreamSource.pieces(try bytesOfFile(path), seed: 3))
         let outcome = try streamDecode(source, sampleFormat: .float32)
         #expect(outcome.format == AudioFormat(sampleRate: 44100, channels: 2, sampleFormat: .float32))
         expectSamePCM(outcome.pcm, reference)
@@ -254,7 +236,7 @@ struct OggStreamDecoderTests {
         let path = try OpusMaterial.encode(
             scratch, wav, "a.opus", ["--bitrate", "\(bitrate)", "--title", "Opus song"])
         let reference = try OpusMaterial.reference(path)
-        let source = ScriptedStreamSource(ScriptedStreamSource.pieces(try fileBytes(path), seed: 4))
+        let source = ScriptedStreamSource(ScriptedStreamSource.pieces(try bytesOfFile(path), seed: 4))
         let outcome = try streamDecode(source)
         #expect(outcome.error == nil)
         #expect(outcome.format == AudioFormat(sampleRate: 48000, channels: channels, sampleFormat: .signed16))
@@ -272,7 +254,7 @@ struct OggStreamDecoderTests {
         let scratch = try ScratchDirectory()
         let path = try OpusMaterial.stereo48(scratch, seconds: 2)
         let reference = try decodeRest(try OpusDecoder(path: path, sampleFormat: .float32), chunks: [4096])
-        let source = ScriptedStreamSource(ScriptedStreamSource.pieces(try fileBytes(path), seed: 5))
+        let source = ScriptedStreamSource(ScriptedStreamSource.pieces(try bytesOfFile(path), seed: 5))
         let outcome = try streamDecode(source, sampleFormat: .float32)
         #expect(outcome.format == AudioFormat(sampleRate: 48000, channels: 2, sampleFormat: .float32))
         expectSamePCM(outcome.pcm, reference)
@@ -282,7 +264,7 @@ struct OggStreamDecoderTests {
     func opusOutputGain() throws {
         let scratch = try ScratchDirectory()
         let path = try OpusMaterial.stereo48(scratch, seconds: 1)
-        var pages = OggPage.pages(try fileBytes(path))
+        var pages = OggPage.pages(try bytesOfFile(path))
         // -6 dB in Q7.8.
         pages[0].body[16] = UInt8(truncatingIfNeeded: -1536)
         pages[0].body[17] = UInt8(truncatingIfNeeded: -1536 >> 8)
@@ -292,7 +274,7 @@ struct OggStreamDecoderTests {
         let plain = try OpusMaterial.reference(path)
         #expect(reference != plain)
         let outcome = try streamDecode(
-            ScriptedStreamSource(ScriptedStreamSource.pieces(try fileBytes(gained), seed: 6)))
+            ScriptedStreamSource(ScriptedStreamSource.pieces(try bytesOfFile(gained), seed: 6)))
         expectSamePCM(outcome.pcm, reference)
     }
 
@@ -309,7 +291,8 @@ struct OggStreamDecoderTests {
         try #require(sox.status == 0, "sox: \(sox.stderr)")
         let path = try OpusMaterial.encode(scratch, wav, "six.opus")
         let reference = try OpusMaterial.reference(path)
-        let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(try fileBytes(path), seed: 7)))
+        let outcome = try streamDecode(
+            ScriptedStreamSource(ScriptedStreamSource.pieces(try bytesOfFile(path), seed: 7)))
         #expect(outcome.format == AudioFormat(sampleRate: 48000, channels: 6, sampleFormat: .signed16))
         expectSamePCM(outcome.pcm, reference)
     }
@@ -321,7 +304,7 @@ struct OggStreamDecoderTests {
         let first = try material.make(in: scratch, name: "a.ogg", comments: ["TITLE=First", "ARTIST=A"], serial: 11)
         let second = try material.make(in: scratch, name: "b.ogg", comments: ["TITLE=Second", "ARTIST=B"], serial: 22)
         let expected = try oggdecPCM(first) + oggdecPCM(second)
-        let chain = try fileBytes(first) + fileBytes(second)
+        let chain = try bytesOfFile(first) + bytesOfFile(second)
         let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(chain, seed: 8)))
         #expect(outcome.error == nil)
         expectSamePCM(outcome.pcm, expected)
@@ -338,7 +321,7 @@ struct OggStreamDecoderTests {
         let second = try OpusMaterial.encode(
             scratch, wav, "b.opus", ["--title", "Two", "--serial", "6", "--bitrate", "48"])
         let expected = try OpusMaterial.reference(first) + OpusMaterial.reference(second)
-        let chain = try fileBytes(first) + fileBytes(second)
+        let chain = try bytesOfFile(first) + bytesOfFile(second)
         let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(chain, seed: 9)))
         #expect(outcome.error == nil)
         expectSamePCM(outcome.pcm, expected)
@@ -351,10 +334,10 @@ struct OggStreamDecoderTests {
         let scratch = try ScratchDirectory()
         let first = try noisyVorbis(scratch, "a.ogg", seconds: 1, serial: 31, comments: ["TITLE=Cut"])
         let second = try noisyVorbis(scratch, "b.ogg", seconds: 1, serial: 32, comments: ["TITLE=Next"])
-        var pages = OggPage.pages(try fileBytes(first))
+        var pages = OggPage.pages(try bytesOfFile(first))
         try #require(pages[pages.count - 1].headerType & 4 != 0)
         pages[pages.count - 1].headerType &= ~4
-        let stream = pages.flatMap(\.bytes) + (try fileBytes(second))
+        let stream = pages.flatMap(\.bytes) + (try bytesOfFile(second))
         let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(stream, seed: 22)))
         #expect(outcome.error == nil)
         let firstPCM = try oggdecPCM(first)
@@ -374,7 +357,7 @@ struct OggStreamDecoderTests {
             .make(in: scratch, name: "a.ogg", serial: 1)
         let second = try VorbisMaterial(sampleRate: 48000, channels: 2, seconds: 1, quality: "3")
             .make(in: scratch, name: "b.ogg", serial: 2)
-        let chain = try fileBytes(first) + fileBytes(second)
+        let chain = try bytesOfFile(first) + bytesOfFile(second)
         let outcome = try streamDecode(ScriptedStreamSource(ScriptedStreamSource.pieces(chain, seed: 10)))
         expectSamePCM(outcome.pcm, try oggdecPCM(first))
         let error = try #require(outcome.error)
@@ -402,8 +385,8 @@ struct OggStreamDecoderTests {
                 scratch, wav, "b.opus", ["--title", "After", "--bitrate", "40", "--max-delay", "100"])
             reference = { try OpusMaterial.reference($0) }
         }
-        let firstBytes = try fileBytes(first)
-        let secondBytes = try fileBytes(second)
+        let firstBytes = try bytesOfFile(first)
+        let secondBytes = try bytesOfFile(second)
         let firstPCM = try reference(first)
         let secondPCM = try reference(second)
         // The cut falls inside a page, well after the headers.
@@ -435,7 +418,7 @@ struct OggStreamDecoderTests {
         let scratch = try ScratchDirectory()
         let path = try noisyVorbis(scratch, "live.ogg", seconds: 3, serial: 7, comments: ["TITLE=Live"])
         let reference = try oggdecPCM(path)
-        let pages = OggPage.pages(try fileBytes(path))
+        let pages = OggPage.pages(try bytesOfFile(path))
         // The headers' pages have granule position 0; audio pages follow.
         let headers = pages.prefix { $0.granule == 0 }
         try #require(headers.count >= 2 && pages.count > headers.count + 6)
@@ -454,7 +437,7 @@ struct OggStreamDecoderTests {
         let path = try OpusMaterial.stereo48(scratch, seconds: 3, ["--max-delay", "100"])
         let frames = try OpusMaterial.reference(path).count / 4
         #expect(frames == 144_000)
-        let pages = OggPage.pages(try fileBytes(path))
+        let pages = OggPage.pages(try bytesOfFile(path))
         let headers = pages.prefix { $0.granule == 0 }
         try #require(headers.count == 2 && pages.count > 12)
         let join = pages.count / 2
@@ -474,7 +457,7 @@ struct OggStreamDecoderTests {
         let vorbis = try noisyVorbis(scratch, "cut.ogg", rate: 44100, seconds: 2, serial: 1)
         let opus = try OpusMaterial.stereo48(scratch, seconds: 2, ["--max-delay", "100"])
         for (path, reference) in [(vorbis, try oggdecPCM(vorbis)), (opus, try OpusMaterial.reference(opus))] {
-            let bytes = try fileBytes(path)
+            let bytes = try bytesOfFile(path)
             let cut = bytes.count * 2 / 3 + 17
             let outcome = try streamDecode(
                 ScriptedStreamSource(ScriptedStreamSource.pieces(Array(bytes[..<cut]), seed: 13)))
@@ -489,7 +472,7 @@ struct OggStreamDecoderTests {
     func cutInHeaders() throws {
         let scratch = try ScratchDirectory()
         let path = try VorbisMaterial(sampleRate: 44100, channels: 2, seconds: 1, quality: "3").make(in: scratch)
-        let bytes = try fileBytes(path)
+        let bytes = try bytesOfFile(path)
         let outcome = try streamDecode(ScriptedStreamSource([.bytes(Array(bytes[..<200])), .waiting]))
         let error = try #require(outcome.error)
         #expect(error.path == "http://127.0.0.1:8000/stream.ogg")
@@ -498,7 +481,7 @@ struct OggStreamDecoderTests {
 
     @Test("garbage is refused without reading it all, or ends cleanly; damaged streams never crash")
     func garbage() throws {
-        var generator = SeededGenerator(seed: 14)
+        var generator = SplitMix64(state: 14)
         // A megabyte of noise: given up after the first 256 KiB.
         let noise = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let source = ScriptedStreamSource(ScriptedStreamSource.pieces(noise, seed: 15, largest: 20000))
@@ -528,11 +511,22 @@ struct OggStreamDecoderTests {
                     path: flacSource.url, reason: "Ogg FLAC: playerd decodes Ogg Vorbis and Opus streams"))
         #expect(flacSource.delivered < 10_000)
 
-        // Damaged bytes in real streams: every outcome is an end or an error, never a crash or a hang.
+        // A Vorbis link's first page, then pages of another stream for ever: its headers never come.
         let scratch = try ScratchDirectory()
-        let vorbis = try fileBytes(
+        let vorbis = try bytesOfFile(
             try VorbisMaterial(sampleRate: 44100, channels: 2, seconds: 1, quality: "3").make(in: scratch))
-        let opus = try fileBytes(try OpusMaterial.stereo48(scratch, seconds: 1))
+        let firstPage = try #require(OggPage.pages(vorbis).first)
+        let filler = OggPage(
+            headerType: 0, granule: 0, serial: firstPage.serial &+ 1, sequence: 1,
+            lacing: [UInt8](repeating: 255, count: 255), body: Array(noise[..<(255 * 255)]))
+        let headless = ScriptedStreamSource(
+            [.bytes(firstPage.bytes)] + Array(repeating: .bytes(filler.bytes), count: 300))
+        let starved = try streamDecode(headless)
+        #expect(starved.error?.description.contains("no whole headers in 16 MiB") == true)
+        #expect(headless.delivered < 17 << 20)
+
+        // Damaged bytes in real streams: every outcome is an end or an error, never a crash or a hang.
+        let opus = try bytesOfFile(try OpusMaterial.stereo48(scratch, seconds: 1))
         for (index, original) in [vorbis, opus, vorbis, opus, vorbis, opus].enumerated() {
             var bytes = original
             for _ in 0..<(20 + index * 30) {
@@ -550,7 +544,7 @@ struct OggStreamDecoderTests {
         let scratch = try ScratchDirectory()
         let path = try OpusMaterial.stereo48(scratch, seconds: 1)
         let events: [ScriptedStreamSource.Event] =
-            Array(repeating: .waiting, count: 5) + ScriptedStreamSource.pieces(try fileBytes(path), seed: 17)
+            Array(repeating: .waiting, count: 5) + ScriptedStreamSource.pieces(try bytesOfFile(path), seed: 17)
         let source = ScriptedStreamSource(events)
         let decoder = try OggStreamDecoder(source: source, sampleFormat: .signed16, replayGain: .off)
         for _ in 0..<5 { #expect(try decoder.prepare() == false) }
@@ -567,12 +561,12 @@ struct OggStreamDecoderTests {
         let choice = ReplayGain(source: .track, missingPreampDB: -10)
         let reference = try vorbisDecodeAll(try VorbisDecoder(path: gained, replayGain: choice))
         let outcome = try streamDecode(
-            ScriptedStreamSource(ScriptedStreamSource.pieces(try fileBytes(gained), seed: 18)), replayGain: choice)
+            ScriptedStreamSource(ScriptedStreamSource.pieces(try bytesOfFile(gained), seed: 18)), replayGain: choice)
         expectSamePCM(outcome.pcm, reference)
         #expect(outcome.pcm != (try oggdecPCM(gained)))
         let plain = try material.make(in: scratch, name: "p.ogg")
         let untouched = try streamDecode(
-            ScriptedStreamSource(ScriptedStreamSource.pieces(try fileBytes(plain), seed: 19)), replayGain: choice)
+            ScriptedStreamSource(ScriptedStreamSource.pieces(try bytesOfFile(plain), seed: 19)), replayGain: choice)
         expectSamePCM(untouched.pcm, try oggdecPCM(plain))
     }
 

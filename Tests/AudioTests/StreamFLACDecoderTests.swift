@@ -190,7 +190,7 @@ struct StreamFLACDecoderTests {
         }
         #expect(htmlRefused?.description.contains("it does not begin with fLaC") == true)
         // fLaC, then garbage: refused, or ends; never a crash.
-        var generator = ChunkingGenerator(seed: 99)
+        var generator = SplitMix64(state: 99)
         let garbage = Array("fLaC".utf8) + (0..<1 << 20).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let noise = drain(try FLACStreamDecoder(source: ChunkedSource([garbage], seed: 5)))
         #expect(noise.error != nil || noise.pcm.isEmpty)

@@ -262,7 +262,7 @@ struct StreamMP3DecoderTests {
 
     @Test("garbage labelled audio/mpeg is refused or ends, and never crashes")
     func garbageIsRefused() throws {
-        var generator = ChunkingGenerator(seed: 42)
+        var generator = SplitMix64(state: 42)
         let text = Array(String(repeating: "no audio here, just words. ", count: 40_000).utf8)
         let decoder = try MP3StreamDecoder(source: ChunkedSource([text]))
         let refused = #expect(throws: DecoderError.self) { try prepareFully(decoder) }

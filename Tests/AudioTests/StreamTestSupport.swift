@@ -3,21 +3,6 @@ import Testing
 
 @testable import Audio
 
-/// A deterministic pseudo-random generator (SplitMix64), so a failing chunking can be replayed.
-struct ChunkingGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { self.state = seed }
-
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9e37_79b9_7f4a_7c15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
-
 /// An in-memory network stream: the bytes of one or more connections handed out in random chunk
 /// sizes (1 byte to 64 KiB, small ones as often as large), with `.waiting` between them at random,
 /// `.discontinuity` between connections and `.end` (for ever) after the last.
@@ -28,7 +13,7 @@ final class ChunkedSource: StreamByteSource, @unchecked Sendable {
     private var connections: [[UInt8]]
     private var connection = 0
     private var offset = 0
-    private var generator: ChunkingGenerator
+    private var generator: SplitMix64
     /// Whether the next read begins a new connection (the discontinuity has not been told yet).
     private var owesDiscontinuity = false
     /// How many `.waiting` were answered.
@@ -43,7 +28,7 @@ final class ChunkedSource: StreamByteSource, @unchecked Sendable {
         self.connections = connections
         self.contentType = contentType
         self.url = url
-        self.generator = ChunkingGenerator(seed: seed)
+        self.generator = SplitMix64(state: seed)
         self.waitsAtEnd = waitsAtEnd
     }
 
