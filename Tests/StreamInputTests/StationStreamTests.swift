@@ -205,6 +205,19 @@ struct StationStreamTests {
         #expect(station.failureMessage == "http://127.0.0.1:\(port)/stream: connection refused")
     }
 
+    @Test("a host that does not exist fails within firstAudioSeconds, naming it")
+    func hostNotFound() async throws {
+        // .invalid never resolves (RFC 6761); a resolver slower than the limit still ends at the limit.
+        let station = Listener("http://nonexistent.invalid/stream", limits: testLimits(firstAudio: 1))
+        defer { station.stream.cancel() }
+        try await station.wait(until: { $0.isFailed })
+        #expect(try #require(station.timeToFailure) < .milliseconds(1500))
+        let message = try #require(station.failureMessage)
+        #expect(
+            message == "http://nonexistent.invalid/stream: host not found (nonexistent.invalid)"
+                || message.hasPrefix("http://nonexistent.invalid/stream: no audio within 1 s"), "\(message)")
+    }
+
     @Test("a server that accepts and sends nothing fails within connectSeconds")
     func slowLoris() async throws {
         try await StreamTestServer.with { server in
