@@ -114,7 +114,7 @@ struct StationStreamTests {
             let playing = try #require(station.time(of: { $0 == .playing }))
             let lost = try #require(station.time(of: { if case .reconnecting = $0 { true } else { false } }))
             #expect(lost - playing > .milliseconds(500), "not before stallSeconds")
-            #expect(lost - playing < .milliseconds(1200), "within stallSeconds and a margin")
+            #expect(lost - playing < .milliseconds(2000), "within stallSeconds and a margin (the stall lasts 20 s)")
             let reasons = station.states.compactMap { state -> String? in
                 if case .reconnecting(_, let reason) = state { reason } else { nil }
             }
@@ -134,7 +134,7 @@ struct StationStreamTests {
             let lost = try #require(station.time(of: { if case .reconnecting = $0 { true } else { false } }))
             let failed = try #require(station.time(of: { if case .failed = $0 { true } else { false } }))
             let took = failed - lost
-            #expect(took > .milliseconds(600) && took < .milliseconds(1300), "\(took)")
+            #expect(took > .milliseconds(600) && took < .milliseconds(2500), "\(took)")
             #expect(station.failureMessage == "\(url): HTTP 503 Gone Away")
             let attempts = station.states.compactMap { state -> Int? in
                 if case .reconnecting(let attempt, _) = state { attempt } else { nil }
@@ -186,7 +186,7 @@ struct StationStreamTests {
             let station = Listener(server.url(path), limits: testLimits())
             defer { station.stream.cancel() }
             try await station.wait(until: { $0.isFailed })
-            #expect(try #require(station.timeToFailure) < .milliseconds(500))
+            #expect(try #require(station.timeToFailure) < .milliseconds(2000), "at once, not retried for 4 s")
             #expect(station.failureMessage == "\(server.url(path)): \(reason)")
             #expect(station.stream.failure == station.failureMessage)
             #expect(station.states == [.failed(station.failureMessage!)])
@@ -200,7 +200,7 @@ struct StationStreamTests {
         defer { station.stream.cancel() }
         try await station.wait(until: { $0.isFailed })
         let took = try #require(station.timeToFailure)
-        #expect(took <= .milliseconds(1200), "\(took)")
+        #expect(took <= .milliseconds(1700), "\(took)")
         #expect(took >= .milliseconds(300), "retried for a while first: \(took)")
         #expect(station.failureMessage == "http://127.0.0.1:\(port)/stream: connection refused")
     }
@@ -225,7 +225,7 @@ struct StationStreamTests {
             defer { station.stream.cancel() }
             try await station.wait(until: { $0.isFailed })
             let took = try #require(station.timeToFailure)
-            #expect(took >= .milliseconds(500) && took < .milliseconds(800), "\(took)")
+            #expect(took >= .milliseconds(500) && took < .milliseconds(1500), "\(took)")
             #expect(station.failureMessage?.hasSuffix(": no response within 0.5 s") == true)
         }
     }
@@ -302,7 +302,7 @@ struct StationStreamTests {
                 try await Task.sleep(for: .milliseconds(delay))
                 let start = ContinuousClock.now
                 station.stream.cancel()
-                #expect(ContinuousClock.now - start < .milliseconds(200))
+                #expect(ContinuousClock.now - start < .milliseconds(500))
                 let changes = station.changes.count
                 #expect(socketsConnected(toPort: server.port) == 0, "\(path) after \(delay) ms")
                 station.stream.cancel()  // idempotent
