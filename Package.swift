@@ -110,7 +110,7 @@ let package = Package(
         .systemLibrary(name: "CStatFS"),
         .target(
             name: "PlayerCore",
-            dependencies: ["Audio", "CStatFS"],
+            dependencies: ["Audio", "CStatFS", "StreamInput"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -145,6 +145,7 @@ let package = Package(
                 "ControlProtocol",
                 "MusicTags",
                 "Library",
+                "StreamInput",
                 "CChromaprint",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -199,7 +200,7 @@ let package = Package(
         .executableTarget(
             name: "playerd",
             dependencies: [
-                "PlayerDaemon", "MPRIS", "WebRemote", "PlayerClient", "Audio",
+                "PlayerDaemon", "MPRIS", "WebRemote", "PlayerClient", "Audio", "StreamInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings,

@@ -1,4 +1,5 @@
 import Audio
+import StreamInput
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,6 +22,8 @@ public struct EngineConfiguration: Sendable {
     /// Whether the engine scales the samples by the volume (software volume, the default). False when
     /// a sound card's mixer sets the loudness, or nothing does: the samples then pass as decoded.
     public var scalesVolume = true
+    /// Bounds on network streams: buffers, headers, redirects, waits (internet radio).
+    public var streamLimits = StreamLimits()
 
     /// Settings for an engine playing on `outputs`.
     public init(

@@ -11,6 +11,8 @@
 
 import Audio
 import Dispatch
+import MusicTags
+import StreamInput
 
 #if canImport(Glibc)
     import Glibc
@@ -55,6 +57,18 @@ final class EngineCore {
     /// what a period's length in nanoseconds left over (in frame-nanoseconds), so that none is lost.
     private var playedNanoseconds: Int64 = 0
     private var playedRemainder: Int64 = 0
+    /// A station being connected to for the song being prepared, until its decoder knows the format.
+    private var pendingStream: PendingStream?
+    /// Counts the stations opened, so that a station's late report is not taken for another's.
+    private var streamSerial = 0
+    /// True after a period found the stream playing starved: the next turn waits a little first.
+    private var starved = false
+    /// The stream tags' version last published (an Ogg station's new link brings new tags).
+    private var publishedStreamTagsVersion = 0
+    /// The ICY titles taken into the status last published (`StationStream.titleChanges`).
+    private var publishedTitleChanges = 0
+    /// What the station playing announced when its tags last changed the queue.
+    private var playedStreamTags: StreamStatus?
 
     init(configuration: EngineConfiguration, context: PlayerContext, shared: EngineShared) {
         self.configuration = configuration
@@ -84,6 +98,9 @@ final class EngineCore {
             }
             guard self.running else { break }
             let now = self.clock.now()
+            if let retry = self.pendingStream?.retryAt, now >= retry {
+                self.advancePendingStream()
+            }
             let timed = self.context.tick(now: now)
             if !timed.isEmpty {
                 self.perform(timed)
@@ -98,7 +115,8 @@ final class EngineCore {
             } else if mailbox.isEmpty {
                 // Idle: sleep until a command comes or a timer is due (at most a second, so the heartbeat
                 // keeps moving).
-                let wait = self.context.nextDeadline.map { $0 - self.clock.now() } ?? 1_000_000_000
+                let deadline = [self.context.nextDeadline, self.pendingStream?.retryAt].compactMap { $0 }.min()
+                let wait = deadline.map { $0 - self.clock.now() } ?? 1_000_000_000
                 mailbox.wait(nanoseconds: min(wait, 1_000_000_000))
             }
         }
@@ -107,7 +125,16 @@ final class EngineCore {
 
     /// Applies a change to the context and performs its effects; publishes the result.
     func apply(_ change: (inout PlayerContext, Int64) throws(PlayerError) -> [PlayerEffect]) throws(PlayerError) {
-        let effects = try change(&self.context, self.clock.now())
+        let effects: [PlayerEffect]
+        do {
+            effects = try change(&self.context, self.clock.now())
+        } catch {
+            if case .notSeekable = error {
+                // MPD keeps a refused seek of a stream as the player's error (`error: Not seekable`).
+                self.publish()
+            }
+            throw error
+        }
         self.perform(effects)
         self.publish()
     }
@@ -117,6 +144,7 @@ final class EngineCore {
             try? self.apply { context, now throws(PlayerError) in try context.handle(.stop, now: now) }
         }
         self.decoder = nil
+        self.cancelPendingStream()
         self.upcoming = nil
         self.output.shutDown()
         self.running = false
@@ -172,6 +200,13 @@ final class EngineCore {
     /// One turn of playing: a period decoded and written when the output has room for all of it, or
     /// else a wait until the output has drained to the refill mark, cut short by a command or a timer.
     private func playTurn(_ mailbox: Mailbox) {
+        if self.starved {
+            // Nothing of the stream has arrived: no silence is made up; look again shortly (a command
+            // or the station's report ends the wait sooner).
+            self.starved = false
+            mailbox.wait(nanoseconds: Self.starvedWaitNanoseconds)
+            return
+        }
         let room: Int?
         do {
             room = try self.output.writableFrames
@@ -229,8 +264,19 @@ final class EngineCore {
             return
         }
         guard frames > 0 else {
-            self.reportSongEnded(message: nil)
+            if decoder.isStarved {
+                self.starved = true
+                return
+            }
+            self.reportSongEnded(message: decoder.endMessage)
             return
+        }
+        if let stream = decoder.stream,
+            stream.tagsVersion != self.publishedStreamTagsVersion
+                || decoder.station?.titleChanges != self.publishedTitleChanges
+        {
+            // A new link's tags, or an ICY title whose audio is now being played.
+            self.publish()
         }
         let pcm = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<frames * bytesPerFrame])
         if let fade, startPosition >= fade.start, let incoming = self.upcoming?.decoder {
@@ -295,7 +341,8 @@ final class EngineCore {
     /// need be (as MPD queues it) and drops one that is no longer next. Nil: the songs join gaplessly.
     /// Without crossfade it costs one comparison.
     private func fadePlan(for decoder: SongDecoder) -> Fade? {
-        guard self.context.crossfade.seconds > 0 || self.upcoming?.fade != nil else {
+        // A stream neither fades out (it has no known end) nor in (it is not opened ahead).
+        guard self.context.crossfade.seconds > 0 || self.upcoming?.fade != nil, decoder.stream == nil else {
             self.upcoming = nil
             return nil
         }
@@ -308,7 +355,7 @@ final class EngineCore {
             return nil
         }
         // A new priority of the next song changes nothing here; a new range does.
-        if !QueueEntry.sameSong(self.upcoming?.entry, next) {
+        if !QueueEntry.sameSong(self.upcoming?.entry, next), !SongDecoder.isStream(next.path) {
             self.upcoming = Upcoming(
                 entry: next,
                 decoder: try? SongDecoder(
@@ -321,9 +368,9 @@ final class EngineCore {
         }
         let (frames, adding) = self.context.crossfade.overlap(
             currentLength: decoder.lengthFrames, nextLength: incoming.lengthFrames, format: decoder.format,
-            nextFormat: incoming.format, mixRampStart: incoming.decoder.mixRamp.start,
-            mixRampPreviousEnd: decoder.decoder.mixRamp.end, replayGainDB: incoming.decoder.appliedGainDB,
-            previousReplayGainDB: decoder.decoder.appliedGainDB)
+            nextFormat: incoming.format, mixRampStart: incoming.mixRamp.start,
+            mixRampPreviousEnd: decoder.mixRamp.end, replayGainDB: incoming.appliedGainDB,
+            previousReplayGainDB: decoder.appliedGainDB)
         guard frames > 0, let length = decoder.lengthFrames, incoming.position == 0 else { return nil }
         let start = max(0, length - frames)
         guard decoder.position >= start else {
@@ -398,6 +445,14 @@ final class EngineCore {
         case .openDecoder(let entry, let startOffset):
             let ahead = self.takeUpcoming(for: entry, startOffset: startOffset)
             self.decoder = nil
+            self.cancelPendingStream()
+            if SongDecoder.isStream(entry.path) {
+                // The station is connected to on the network's threads; the player stays in Prepare
+                // until it has sent enough to play (`advancePendingStream`). A stream starts where it
+                // is: a start offset (a restored position) means nothing to it.
+                self.openStream(entry)
+                return nil
+            }
             do {
                 let decoder: SongDecoder
                 if let ahead {
@@ -421,6 +476,7 @@ final class EngineCore {
             }
         case .closeDecoder:
             self.decoder = nil
+            self.cancelPendingStream()
         case .openOutput(let format):
             if self.output.format == format { return nil }
             do {
@@ -483,7 +539,7 @@ final class EngineCore {
     /// frame header on the way, on the audio thread, while the listener waits.
     private func scanIndexInBackground(of song: SongDecoder) {
         // Only MP3 needs it: the other formats' libraries seek by their own tables or by bisection.
-        guard let decoder = song.decoder as? MP3Decoder, let mailbox = self.mailbox, let length = decoder.lengthFrames,
+        guard let decoder = song.file as? MP3Decoder, let mailbox = self.mailbox, let length = decoder.lengthFrames,
             length > decoder.format.sampleRate * Self.indexScanMinimumSeconds
         else { return }
         let serial = self.decoderSerial
@@ -494,7 +550,7 @@ final class EngineCore {
             mailbox.post(
                 Job(
                     run: { core in
-                        if core.decoderSerial == serial { (core.decoder?.decoder as? MP3Decoder)?.install(index) }
+                        if core.decoderSerial == serial { (core.decoder?.file as? MP3Decoder)?.install(index) }
                     }, cancel: {}))
         }
     }
@@ -514,6 +570,142 @@ final class EngineCore {
         }
     }
 
+    // MARK: - Streams
+
+    /// How long a turn waits when the stream playing had nothing to decode.
+    static let starvedWaitNanoseconds: Int64 = 20_000_000
+    /// How much of a station is read, at most, looking for its format (past an ID3v2 tag, an Ogg
+    /// stream's headers): a server that sends something else as audio is refused after this.
+    static let streamFormatSearchBytes = 128 * 1024
+    /// How much of a station's first bytes tell what it sends (an HTML page, an Ogg stream ...).
+    static let streamSniffBytes = 64
+    /// How often a station that has sent bytes but not yet a whole header is looked at again.
+    static let streamRetryNanoseconds: Int64 = 50_000_000
+
+    /// A station being connected to for the song in Prepare.
+    private struct PendingStream {
+        var serial: Int
+        var entry: QueueEntry
+        var station: StationStream
+        /// Its decoder, once the station has sent enough to choose one; its format may not be known yet.
+        var decoder: (any StreamDecoder)?
+        /// When to look at it again, while its decoder waits for more of the stream's headers.
+        var retryAt: Int64?
+        /// When the station must have given a format, or be given up.
+        var deadline: Int64
+    }
+
+    /// Starts connecting to the station `entry` names; its reports come back through the mailbox.
+    private func openStream(_ entry: QueueEntry) {
+        self.streamSerial &+= 1
+        let serial = self.streamSerial
+        let mailbox = self.mailbox
+        let limits = self.configuration.streamLimits
+        let station = StationStream(url: entry.path, limits: limits) {
+            mailbox?.post(Job(run: { core in core.stationChanged(serial: serial) }, cancel: {}))
+        }
+        let allowed = Int64(max(1, limits.firstAudioSeconds + limits.connectSeconds) * 1e9)
+        let now = self.clock.now()
+        // Looked at shortly even if the station reports nothing: its first bytes may tell already.
+        self.pendingStream = PendingStream(
+            serial: serial, entry: entry, station: station, retryAt: now + Self.streamRetryNanoseconds,
+            deadline: now + allowed)
+        station.start()
+    }
+
+    private func cancelPendingStream() {
+        self.pendingStream?.station.cancel()
+        self.pendingStream = nil
+    }
+
+    /// A station reported a change: the one being prepared may be ready (or failed); the one playing
+    /// has a new title or state, which is published.
+    func stationChanged(serial: Int) {
+        if let pending = self.pendingStream, pending.serial == serial {
+            self.advancePendingStream()
+        } else if self.decoder?.station != nil {
+            self.publish()
+        }
+    }
+
+    /// Opens the pending station's decoder once it has sent enough, and reports the song open (or
+    /// failed) to the context.
+    private func advancePendingStream() {
+        guard var pending = self.pendingStream else { return }
+        guard case .prepare(let prepare) = self.context.state, prepare.entry == pending.entry else {
+            self.cancelPendingStream()
+            return
+        }
+        pending.retryAt = nil
+        self.pendingStream = pending
+        let info = pending.station.info
+        switch info.state {
+        case .connecting, .reconnecting:
+            // What has come so far may already show that it is not audio (an HTML page sent as MP3,
+            // which ends before the prebuffer fills): refused now rather than after the retries.
+            let sniffed = pending.station.peek(count: Self.streamSniffBytes).count
+            if pending.decoder == nil, sniffed >= Self.streamSniffBytes {
+                do throws(DecoderError) {
+                    pending.decoder = try StreamDecoders.open(
+                        source: pending.station, sampleFormat: self.configuration.sampleFormat,
+                        replayGain: self.context.resolvedReplayGain)
+                } catch {
+                    self.cancelPendingStream()
+                    self.report(.songFailed(pending.entry, message: error.description))
+                    return
+                }
+            } else if pending.decoder == nil {
+                // Not enough to tell yet; the station reports no bytes, so it is looked at again.
+                pending.retryAt = self.clock.now() + Self.streamRetryNanoseconds
+            }
+            self.pendingStream = pending
+            self.publish()
+            return
+        case .failed(let message):
+            self.cancelPendingStream()
+            self.report(.songFailed(pending.entry, message: message))
+            return
+        case .playing, .ended:
+            break
+        }
+        let now = self.clock.now()
+        do throws(DecoderError) {
+            let decoder: any StreamDecoder
+            if let opened = pending.decoder {
+                decoder = opened
+            } else {
+                decoder = try StreamDecoders.open(
+                    source: pending.station, sampleFormat: self.configuration.sampleFormat,
+                    replayGain: self.context.resolvedReplayGain)
+            }
+            pending.decoder = decoder
+            guard try decoder.prepare(), let format = decoder.format else {
+                let url = pending.entry.path
+                if info.state == .ended {
+                    throw .damaged(path: url, format: "radio", reason: "it ended before its audio began")
+                } else if now >= pending.deadline {
+                    throw .damaged(path: url, format: "radio", reason: "no audio arrived in time")
+                } else if pending.station.bytesRead > Self.streamFormatSearchBytes {
+                    let kibibytes = Self.streamFormatSearchBytes / 1024
+                    throw .unsupported(path: url, reason: "no audio found in its first \(kibibytes) KiB")
+                }
+                pending.retryAt = now + Self.streamRetryNanoseconds
+                self.pendingStream = pending
+                return
+            }
+            self.pendingStream = nil
+            let song = SongDecoder(entry: pending.entry, stream: decoder, format: format, station: pending.station)
+            self.decoder = song
+            self.decoderSerial += 1
+            self.starved = false
+            self.reserveBuffer(for: format)
+            self.report(.songOpened(OpenSong(entry: pending.entry, format: format, lengthFrames: nil)))
+        } catch {
+            self.cancelPendingStream()
+            self.report(.songFailed(pending.entry, message: error.description))
+        }
+    }
+
     // MARK: - Status
 
     /// How often a status sample is published while playing with nothing else changing.
@@ -526,7 +718,21 @@ final class EngineCore {
         }
         let now = self.clock.now()
         self.publishedAt = now
+        var stream: StreamStatus?
+        if let station = self.decoder?.station ?? self.pendingStream?.station {
+            stream = StreamStatus(url: station.url, info: station.info, tags: self.decoder?.stream?.tags ?? Tags())
+            self.publishedStreamTagsVersion = self.decoder?.stream?.tagsVersion ?? 0
+            self.publishedTitleChanges = self.decoder?.station?.titleChanges ?? 0
+            if let entry = self.decoder?.entry, let stream, !stream.hasSameTags(as: self.playedStreamTags) {
+                // MPD counts a station's new title as a change of its queue entry (idle `playlist`).
+                self.context.streamTagsChanged(id: entry.id)
+                self.playedStreamTags = stream
+            }
+        } else {
+            self.playedStreamTags = nil
+        }
         var status = Self.status(of: self.context, at: now)
+        status.stream = stream
         status.seekCount = self.seekCount
         status.songsFollowed = self.context.songsFollowed
         status.mixerSwitches = self.mixerSwitches

@@ -171,6 +171,9 @@ public struct PlayerContext: Sendable {
             }
             return try self.prepareCurrent(request)
 
+        case (.seek, _) where self.state.entry.map({ SongDecoder.isStream($0.path) }) ?? false:
+            self.lastError = "Not seekable"
+            throw .notSeekable(request: request.name)
         case (.seek(let offset), .prepare(var prepare)):
             guard offset >= 0 else { throw .badArgument(request: request.name, detail: "negative position") }
             prepare.startOffset = offset
@@ -183,13 +186,21 @@ public struct PlayerContext: Sendable {
             return pause.releasedOutput ? [.seekDecoder(offset: offset)] : [.dropOutput, .seekDecoder(offset: offset)]
 
         case (.seekPosition(let position, let offset), _):
-            guard self.queue.entry(at: position) != nil else {
+            guard let entry = self.queue.entry(at: position) else {
                 throw .noSuchSong(request: request.name, detail: "no song at position \(position)")
+            }
+            if SongDecoder.isStream(entry.path) {
+                self.lastError = "Not seekable"
+                throw .notSeekable(request: request.name)
             }
             return try self.seek(toPosition: position, offset: offset, request: request, now: now)
         case (.seekID(let id, let offset), _):
             guard let position = self.queue.position(ofID: id) else {
                 throw .noSuchSong(request: request.name, detail: "no song with id \(id)")
+            }
+            if let entry = self.queue.entry(at: position), SongDecoder.isStream(entry.path) {
+                self.lastError = "Not seekable"
+                throw .notSeekable(request: request.name)
             }
             return try self.seek(toPosition: position, offset: offset, request: request, now: now)
 
@@ -256,6 +267,12 @@ public struct PlayerContext: Sendable {
     /// Mutes or unmutes.
     public mutating func setMuted(_ muted: Bool) {
         self.isMuted = muted
+    }
+
+    /// The song with `id`, a station playing, announced new tags (its name, a title): the queue counts
+    /// the song as changed.
+    mutating func streamTagsChanged(id: Int) {
+        self.queue.tagsChanged(id: id)
     }
 
     /// Forgets the last error.

@@ -12,6 +12,8 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
     case queue(request: String, detail: String)
     /// A transition the table forbids: a broken internal path, reported rather than crashing.
     case illegalTransition(from: PlayerStateKind, to: PlayerStateKind)
+    /// A seek in a network stream, which plays as it comes.
+    case notSeekable(request: String)
     /// The engine is shut down.
     case shutDown
 
@@ -23,6 +25,7 @@ public enum PlayerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badArgument(let request, let detail): "cannot \(request): \(detail)"
         case .queue(let request, let detail): "cannot \(request): \(detail)"
         case .illegalTransition(let from, let to): "illegal transition from \(from) to \(to)"
+        case .notSeekable(let request): "cannot \(request): a network stream plays as it comes"
         case .shutDown: "the player is shut down"
         }
     }

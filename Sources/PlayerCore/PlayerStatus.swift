@@ -1,4 +1,6 @@
 import Audio
+import MusicTags
+import StreamInput
 
 /// What the player is doing, as a value any thread may hold: the engine publishes one after every
 /// change and every period it plays.
@@ -50,6 +52,8 @@ public struct PlayerStatus: Sendable, Equatable {
     public var playedNanoseconds: Int64 = 0
     /// The last playback error, until cleared.
     public var error: String?
+    /// The station of the current song, when it is a network stream (being connected to, or playing).
+    public var stream: StreamStatus?
     /// The sleep timer.
     public var sleepTimer: SleepTimer = .off
     /// When a timed pause ends by itself.
@@ -114,7 +118,7 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
         var changes: PlayerChanges = []
         if old.state != new.state || !QueueEntry.sameSong(old.entry, new.entry) || old.error != new.error
             || old.seekCount != new.seekCount || old.songsFollowed != new.songsFollowed
-            || old.resumesAt != new.resumesAt
+            || old.resumesAt != new.resumesAt || old.stream != new.stream
         {
             changes.insert(.player)
         }
@@ -141,4 +145,59 @@ public struct PlayerChanges: OptionSet, Sendable, Hashable {
         }
         return []
     }
+}
+
+/// What a station says of itself while it plays: its name, the title it announces (ICY), the tags
+/// its stream carries, and what is wrong while it is being reconnected.
+public struct StreamStatus: Sendable, Equatable {
+    /// The station's name (`icy-name`).
+    public var name: String?
+    /// The title it announces now (ICY `StreamTitle`).
+    public var title: String?
+    /// Its genre (`icy-genre`).
+    public var genre: String?
+    /// The tags its stream carries (an Ogg link's comments).
+    public var tags: Tags
+    /// While the connection is being made again: what happened, for `status`'s error line.
+    public var problem: String?
+
+    /// The status of the station at `url` from what it reports.
+    public init(url: String, info: StationInfo, tags: Tags = Tags()) {
+        self.name = info.name
+        self.title = info.title
+        self.genre = info.genre
+        self.tags = tags
+        if case .reconnecting(let attempt, let reason) = info.state {
+            self.problem = "\(url): \(reason); reconnecting (attempt \(attempt))"
+        }
+    }
+
+    /// Whether `other` announces the same name, title and tags (whatever its problem).
+    public func hasSameTags(as other: StreamStatus?) -> Bool {
+        guard let other else { return false }
+        return self.name == other.name && self.title == other.title && self.tags == other.tags
+    }
+
+    /// The song's tags as clients are shown them: the stream's own, with the station's name and the
+    /// announced title over them (MPD's `Name` and `Title`).
+    public func songTags(over base: Tags) -> Tags {
+        // In MPD's order for a stream: Title, then Name, then the rest.
+        var tags = Tags()
+        let title = self.title.flatMap { $0.isEmpty ? nil : [$0] } ?? self.tags[.title].nonEmpty ?? base[.title]
+        let name = self.name.flatMap { $0.isEmpty ? nil : [$0] } ?? self.tags[.name].nonEmpty ?? base[.name]
+        tags[.title] = title
+        tags[.name] = name
+        for source in [self.tags, base] {
+            let missing = Set(source.names.filter { tags[$0].isEmpty })
+            for (tag, value) in source.items where missing.contains(tag) {
+                tags.append(value, to: tag)
+            }
+        }
+        return tags
+    }
+}
+
+extension Array {
+    /// The array, or nil when it is empty.
+    fileprivate var nonEmpty: Self? { self.isEmpty ? nil : self }
 }

@@ -451,6 +451,14 @@ public struct Queue: Sendable {
         self.version += 1
     }
 
+    /// The song with `id` has new tags (a station announced another title): it counts as changed, as
+    /// MPD's queue counts it, so that clients reading `plchanges` see it again.
+    public mutating func tagsChanged(id: Int) {
+        guard let position = self.positionsByID[id] else { return }
+        self.entryVersions[position] = self.version
+        self.version += 1
+    }
+
     /// Removes every entry; there is no current song afterwards. Ids are not reused.
     public mutating func clear() {
         self.prioritizedCount = 0

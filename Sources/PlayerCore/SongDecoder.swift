@@ -1,24 +1,47 @@
 import Audio
+import StreamInput
 
-/// A queue entry's decoder: the file's decoder (whichever its format calls for) seen through the entry's range (MPD's `rangeid`).
+/// A queue entry's decoder: the file's decoder (whichever its format calls for) seen through the
+/// entry's range (MPD's `rangeid`), or a network stream's decoder with the station that feeds it.
 /// Frames count from the range's start; reading stops at its end, sample-exactly, so that the song
 /// ends there and the next one follows gaplessly. Without a range it is the decoder as it is. Owned by
 /// the audio thread.
 final class SongDecoder {
     /// The entry it plays.
     let entry: QueueEntry
-    /// The file's decoder.
-    let decoder: any AudioDecoder
+    /// The file's decoder; nil for a stream.
+    let file: (any AudioDecoder)?
+    /// The stream's decoder; nil for a file.
+    let stream: (any StreamDecoder)?
+    /// The station the stream's bytes come from; nil for a file.
+    let station: StationStream?
+    /// The PCM format read.
+    let format: AudioFormat
     /// The file's frame where the song starts.
     let startFrame: Int
     /// The file's frame the song ends before; nil: the file's end.
     let endFrame: Int?
+    /// True after a read found nothing of a stream to decode yet (the station is slow or reconnecting):
+    /// the song goes on, it has not ended.
+    private(set) var isStarved = false
+
+    /// Whether `path` names a network stream (the URL of an internet radio station) rather than a file.
+    static func isStream(_ path: String) -> Bool {
+        path.hasPrefix("http://") || path.hasPrefix("https://")
+    }
 
     /// Opens the entry's file and moves to the range's start.
     init(entry: QueueEntry, sampleFormat: SampleFormat, replayGain: ReplayGain) throws(DecoderError) {
+        if Self.isStream(entry.path) {
+            // A station is opened by the engine, off the audio thread (`init(entry:stream:station:)`).
+            throw .unsupported(path: entry.path, reason: "a network stream is not opened as a file")
+        }
         let decoder = try AudioDecoders.open(path: entry.path, sampleFormat: sampleFormat, replayGain: replayGain)
         self.entry = entry
-        self.decoder = decoder
+        self.file = decoder
+        self.stream = nil
+        self.station = nil
+        self.format = decoder.format
         let rate = decoder.format.sampleRate
         let fileLength = decoder.lengthFrames
         var start = entry.range?.startFrame(rate: rate) ?? 0
@@ -35,31 +58,70 @@ final class SongDecoder {
         }
     }
 
-    /// The PCM format read.
-    var format: AudioFormat { self.decoder.format }
+    /// A station's stream, its decoder prepared (its format known). A stream has no range: it plays
+    /// as it comes.
+    init(entry: QueueEntry, stream: any StreamDecoder, format: AudioFormat, station: StationStream) {
+        self.entry = entry
+        self.file = nil
+        self.stream = stream
+        self.station = station
+        self.format = format
+        self.startFrame = 0
+        self.endFrame = nil
+    }
 
-    /// The song's length in frames (the range's), when known.
+    deinit {
+        self.station?.cancel()
+    }
+
+    /// The song's length in frames (the range's), when known; a stream's is not.
     var lengthFrames: Int? {
-        (self.endFrame ?? self.decoder.lengthFrames).map { $0 - self.startFrame }
+        guard let file = self.file else { return nil }
+        return (self.endFrame ?? file.lengthFrames).map { $0 - self.startFrame }
     }
 
     /// The next frame `read(into:)` returns, from the song's start.
-    var position: Int { self.decoder.position - self.startFrame }
+    var position: Int { (self.file?.position ?? self.stream?.position ?? 0) - self.startFrame }
 
     /// The bitrate of the frame last decoded, kbit/s.
-    var bitrate: Int { self.decoder.bitrate }
+    var bitrate: Int { self.file?.bitrate ?? self.stream?.bitrate ?? 0 }
 
-    /// Decodes into `buffer` as many frames as fit, up to the song's end; 0 at the end.
+    /// The song's MixRamp profile (a stream has none).
+    var mixRamp: MixRamp { self.file?.mixRamp ?? MixRamp() }
+
+    /// The ReplayGain applied, in dB.
+    var appliedGainDB: Double { self.file?.appliedGainDB ?? 0 }
+
+    /// Why the song ended, when it ended with a fault: a station given up.
+    var endMessage: String? { self.station?.failure }
+
+    /// Decodes into `buffer` as many frames as fit, up to the song's end; 0 at the end, or while a
+    /// stream is starved (`isStarved`).
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(DecoderError) -> Int {
-        guard let endFrame = self.endFrame else { return try self.decoder.read(into: buffer) }
-        let left = endFrame - self.decoder.position
+        if let stream = self.stream {
+            switch try stream.read(into: buffer) {
+            case .frames(let frames):
+                self.isStarved = false
+                return frames
+            case .waiting:
+                self.isStarved = true
+                return 0
+            case .ended:
+                self.isStarved = false
+                return 0
+            }
+        }
+        guard let file = self.file else { return 0 }
+        guard let endFrame = self.endFrame else { return try file.read(into: buffer) }
+        let left = endFrame - file.position
         guard left > 0 else { return 0 }
         let bytes = min(buffer.count, left * self.format.bytesPerFrame)
-        return try self.decoder.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<bytes]))
+        return try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<bytes]))
     }
 
-    /// Moves to `frame` from the song's start, sample-exactly.
+    /// Moves to `frame` from the song's start, sample-exactly. A stream cannot move: it stays where it is.
     func seek(toFrame frame: Int) throws(DecoderError) {
-        try self.decoder.seek(toFrame: self.startFrame + frame)
+        guard let file = self.file else { return }
+        try file.seek(toFrame: self.startFrame + frame)
     }
 }

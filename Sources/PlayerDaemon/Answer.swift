@@ -52,7 +52,8 @@ public enum Answer {
         if let updatingJob {
             response.field("updating_db", updatingJob)
         }
-        if let error = status.error {
+        // A station being reconnected says so where clients look for trouble, until it plays again.
+        if let error = status.error ?? status.stream?.problem {
             response.field("error", error)
         }
         if let next = status.nextPosition, let entry = status.nextEntry {

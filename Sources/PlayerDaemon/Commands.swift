@@ -83,7 +83,17 @@ enum Commands {
                     call.response.field("command", name)
                 }
             })
-        add("urlhandlers", .immediate { _, call throws(Ack) in call.response.field("handler", "file://") })
+        add(
+            "urlhandlers",
+            .immediate { _, call throws(Ack) in
+                // As MPD: files only for clients on this machine.
+                if call.session.isLocal {
+                    call.response.field("handler", "file://")
+                }
+                for scheme in PlayerService.streamSchemes {
+                    call.response.field("handler", scheme + "://")
+                }
+            })
         // playerd's decoders, each as mpd 0.23 lists its plugin for the format (`decoderPlugins`).
         add(
             "decoders",
@@ -180,6 +190,10 @@ enum Commands {
             var failures: [String] = []
             for (index, path) in paths.enumerated() {
                 guard !cancellation.isCancelled else { throw Ack(.system, "cancelled", command: call.name) }
+                // A station is tried when it plays: whether it answers is the network's to tell.
+                if PlayerService.isStreamURL(path) {
+                    return (paths, index)
+                }
                 do throws(DecoderError) {
                     _ = try AudioDecoders.open(path: path)
                     return (paths, index)

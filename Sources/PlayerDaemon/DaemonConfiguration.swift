@@ -1,6 +1,7 @@
 import Audio
 import ControlProtocol
 import PlayerCore
+import StreamInput
 
 /// How the daemon runs: where it listens, what it plays on, its limits.
 public struct DaemonConfiguration: Sendable {
@@ -28,6 +29,9 @@ public struct DaemonConfiguration: Sendable {
     public var maximumClients = 64
     /// Songs the queue holds at most (MPD's `max_playlist_length`); a directory walk stops there too.
     public var maximumQueueLength = Queue.defaultMaximumLength
+    /// Bounds on network streams (internet radio) and the station lists fetched: buffer, prebuffer,
+    /// waits, redirects, header and document sizes.
+    public var streamLimits = StreamLimits()
     /// The longest request line, in bytes.
     public var maximumLineLength = 65536
     /// What sets the loudness: software volume (the default), a sound card's mixer, or nothing.

@@ -17,6 +17,7 @@ extension Ack {
             case .queue(_, let detail) where detail == "No such song": .noExist
             case .queue: .argument
             case .shutDown: .system
+            case .notSeekable: .unknown
             }
         self.init(code, Self.mpdMessage(error, command: command) ?? error.description, command: command)
     }
@@ -29,6 +30,7 @@ extension Ack {
         case .noSuchSong(_, let detail) where detail.hasPrefix("no song at position"): return "Bad song index"
         case .noSuchSong: return "No such song"
         case .queue(_, let detail): return detail
+        case .notSeekable: return "Not seekable"
         default: return nil
         }
     }

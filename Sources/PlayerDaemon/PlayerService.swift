@@ -143,6 +143,7 @@ public final class PlayerService: Sendable {
         }
         var engineConfiguration = EngineConfiguration(outputs: definitions)
         engineConfiguration.scalesVolume = configuration.mixer == .software
+        engineConfiguration.streamLimits = configuration.streamLimits
         switch configuration.mixer {
         case .software:
             if !isDefault && outputs.isEmpty {
@@ -268,6 +269,9 @@ public final class PlayerService: Sendable {
     /// walk runs off the cooperative pool, stops at the queue's length limit, and ends when the calling
     /// task is cancelled.
     func resolve(_ uri: String, for session: SessionSettings, command: String) async throws(Ack) -> [String] {
+        if Self.isStreamURL(uri) {
+            return [uri]
+        }
         // What the library holds is a query, not a walk: it runs on the library's threads, which are not
         // held back behind busy clients as the walks' are.
         if self.library != nil, !uri.hasPrefix("/"), !uri.hasPrefix("file://"),
@@ -321,6 +325,10 @@ public final class PlayerService: Sendable {
         cancellation: WalkCancellation
     ) throws(Ack) -> [String] {
         try Self.checkScheme(uri, command: command)
+        if Self.isStreamURL(uri) {
+            // A station: queued as its address (MPD adds a URL as one song, whatever it serves).
+            return [uri]
+        }
         var path = uri
         if path.hasPrefix("file://") {
             path.removeFirst("file://".count)
@@ -366,13 +374,22 @@ public final class PlayerService: Sendable {
         return result.paths
     }
 
+    /// The URL schemes of network streams playerd plays (internet radio), as `urlhandlers` lists them.
+    static let streamSchemes = ["http", "https"]
+
     /// MPD's refusal of a URI whose scheme it has no input plugin for (`bogus://x`): playerd reads
-    /// local files only, so every scheme but `file://` is refused (`urlhandlers` lists just that one).
+    /// local files (`file://`) and HTTP streams (`streamSchemes`); every other scheme is refused.
     static func checkScheme(_ uri: String, command: String) throws(Ack) {
         guard !uri.hasPrefix("/"), let separator = uri.range(of: "://") else { return }
         let scheme = uri[..<separator.lowerBound]
-        guard !scheme.isEmpty, !scheme.contains("/"), scheme != "file" else { return }
+        guard !scheme.isEmpty, !scheme.contains("/"), scheme != "file", !Self.streamSchemes.contains(String(scheme))
+        else { return }
         throw Ack(.argument, "Unsupported URI scheme", command: command)
+    }
+
+    /// Whether `uri` is the address of a network stream (`http://` or `https://` and a host).
+    static func isStreamURL(_ uri: String) -> Bool {
+        (uri.hasPrefix("http://") && uri.utf8.count > 7) || (uri.hasPrefix("https://") && uri.utf8.count > 8)
     }
 
     /// Whether a file's suffix is one playerd plays (`AudioFileKind.songSuffixes`) or expands (M3U
@@ -432,7 +449,14 @@ public final class PlayerService: Sendable {
         tagTypes: Set<TagName>,
         to response: inout ResponseWriter
     ) {
-        let info = self.songs.info(for: entry.path)
+        var info = self.songs.info(for: entry.path)
+        if Self.isStreamURL(entry.path) {
+            // The station playing: what it announces now (its name, the title on air).
+            let status = self.engine.status
+            if let stream = status.stream, status.entry?.id == entry.id {
+                info.tags = stream.songTags(over: info.tags)
+            }
+        }
         Answer.song(
             file: self.displayPath(entry.path), tags: info.tags, duration: info.duration, position: position,
             id: entry.id, priority: entry.priority, tagTypes: tagTypes, lastModified: info.lastModified,

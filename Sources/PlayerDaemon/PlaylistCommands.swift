@@ -3,6 +3,7 @@ import ControlProtocol
 import Library
 import MusicTags
 import PlayerCore
+import StreamInput
 
 #if canImport(Glibc)
     import Glibc
@@ -88,22 +89,71 @@ extension Commands {
     /// The entries of playlist NAME: a stored playlist, else, as MPD looks next, a playlist file in the
     /// music directory (`Album/list.m3u`), its entries relative to the music directory.
     private static func entries(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> [String] {
-        let playlists = try storedPlaylists(service, call)
         let name = call.argument(0)
+        if PlayerService.isStreamURL(name) {
+            // A station list on the network (m3u, extended m3u, pls), as MPD's playlist plugins read it.
+            return try await FileSystemWork.run { _ throws(Ack) in
+                let fetched: (contentType: String?, body: [UInt8])
+                do throws(StreamInputError) {
+                    fetched = try StationFetcher.fetch(url: name, limits: service.configuration.streamLimits)
+                } catch {
+                    throw Ack(.noExist, error.description, command: call.name)
+                }
+                return Self.stations(in: String(decoding: fetched.body, as: UTF8.self), base: name, service)
+            }
+        }
+        let playlists = try storedPlaylists(service, call)
+        let musicDirectory = service.configuration.musicDirectory
         do {
             return try await FileSystemWork.run { _ throws(Ack) in
                 do throws(Ack) {
                     return try playlists.entries(of: name)
                 } catch {
-                    guard error.code == .noExist, Self.isSafeLocalURI(name),
-                        let entries = playlists.musicDirectoryEntries(of: name)
-                    else { throw error }
+                    guard error.code == .noExist, Self.isSafeLocalURI(name) else { throw error }
+                    if let musicDirectory, StationList.isList(name: name),
+                        let text = Self.readStationList(musicDirectory + "/" + name)
+                    {
+                        // Its stations' names (#EXTINF, TitleN) for their song blocks; a .pls is read here.
+                        let stations = Self.stations(in: text, base: nil, service)
+                        if name.lowercased().hasSuffix(".pls") {
+                            return stations
+                        }
+                    }
+                    guard let entries = playlists.musicDirectoryEntries(of: name) else { throw error }
                     return entries
                 }
             }
         } catch {
             throw error.attributed(to: call.name, listIndex: 0)
         }
+    }
+
+    /// The most of a local station list read: a list of stations is small.
+    static let maximumStationListBytes = 1 << 20
+
+    /// The text of the station list at `path`, when it is a regular file of a sensible size.
+    private static func readStationList(_ path: String) -> String? {
+        guard let handle = fopen(PathEscaping.systemPath(path), "rb") else { return nil }
+        defer { fclose(handle) }
+        var bytes = [UInt8](repeating: 0, count: Self.maximumStationListBytes)
+        let count = bytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, handle) }
+        return String(decoding: bytes[0..<count], as: UTF8.self)
+    }
+
+    /// The entries of a station list's `text`, relative ones resolved against `base`; the names it
+    /// gives its stations are kept for their song blocks (MPD's `Title`).
+    private static func stations(in text: String, base: String?, _ service: PlayerService) -> [String] {
+        let stations = StationList.parse(text, base: base)
+        // As MPD's playlist plugins name them: a pls's TitleN is the song's Title, an #EXTINF its Name.
+        let isPLS = text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" }).lowercased().hasPrefix("[playlist]")
+        for station in stations where PlayerService.isStreamURL(station.url) {
+            if let title = station.title, !title.isEmpty {
+                var tags = Tags()
+                tags[isPLS ? .title : .name] = [title]
+                service.songs.setStationTags(tags, for: station.url)
+            }
+        }
+        return stations.map(\.url)
     }
 
     /// `listplaylist NAME`: the entries as stored, `file:` each.

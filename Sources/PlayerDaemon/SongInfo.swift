@@ -46,8 +46,25 @@ final class SongInfoCache: Sendable {
         self.entries.withLock { $0.removeAll() }
     }
 
-    /// The tags and length of the file at `path`; an unreadable file has none.
+    /// What station lists said of stations (their `#EXTINF` or `TitleN` names), by URL.
+    private let stations = Mutex<[String: Tags]>([:])
+
+    /// Keeps what a station list says of the station at `url` (its title), for its song blocks.
+    func setStationTags(_ tags: Tags, for url: String) {
+        self.stations.withLock { stations in
+            if stations.count >= self.limit {
+                stations.removeAll(keepingCapacity: true)
+            }
+            stations[url] = tags
+        }
+    }
+
+    /// The tags and length of the file at `path`; an unreadable file has none. A station (a URL) has
+    /// what its list said of it, and no length.
     func info(for path: String) -> SongInfo {
+        if PlayerService.isStreamURL(path) {
+            return SongInfo(tags: self.stations.withLock { $0[path] } ?? Tags())
+        }
         if let cached = self.entries.withLock({ $0[path] }) {
             return cached
         }

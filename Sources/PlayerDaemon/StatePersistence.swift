@@ -134,7 +134,8 @@ final class StatePersistence: Sendable {
         var ranges: [Int: SongRange] = [:]
         var priorities: [Int: UInt8] = [:]
         for (position, path) in saved.paths.enumerated() {
-            guard access(PathEscaping.systemPath(path), R_OK) == 0 else {
+            // A station is kept as it is: whether it answers is for when it plays.
+            guard PlayerService.isStreamURL(path) || access(PathEscaping.systemPath(path), R_OK) == 0 else {
                 limits.logger.notice("skipped \(path) from the saved queue: \(String(cString: strerror(errno)))")
                 continue
             }

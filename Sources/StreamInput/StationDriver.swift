@@ -268,7 +268,8 @@ final class StationDriver: @unchecked Sendable {
                 // Each title is reported, even when several blocks arrive at once.
                 if case .some(let found) = ICYMetadata.streamTitle(in: block) {
                     let value = found.flatMap { $0.isEmpty ? nil : $0 }
-                    update { $0.info.title = value }
+                    // On air once the audio before it has been read (`StationShared.announce`).
+                    update { $0.announce(value) }
                 }
             })
         if connectionBytes > 0 { deliveredBefore = true }

@@ -86,6 +86,12 @@ struct StationShared: ~Copyable {
     /// Where discontinuities are (a reconnection's first byte), in written bytes.
     var marks: [Int] = []
     var info = StationInfo(state: .connecting)
+    /// ICY titles that came with the audio not yet read, each with the byte it takes effect at: a title
+    /// is the station's once the audio before it has been handed to the decoder (as MPD shows it when
+    /// the audio reaches it, not when it arrives, up to a buffer ahead).
+    var titles: [(at: Int, title: String?)] = []
+    /// Counts the titles that took effect, so that a reader sees a change without comparing them.
+    var titleChanges = 0
     var contentType: String?
     var failure: String?
     /// No more bytes will be written.
@@ -115,6 +121,28 @@ struct StationShared: ~Copyable {
         return total
     }
 
+    /// Queues `title` to take effect after the bytes written so far; with too many waiting, the oldest
+    /// takes effect at once.
+    mutating func announce(_ title: String?) {
+        if titles.count >= 64 {
+            takeTitle(titles.removeFirst().title)
+        }
+        titles.append((at: writeTotal, title: title))
+        if count == 0 {
+            // Nothing of the audio before it is waiting: it is on air now.
+            while let first = titles.first, first.at <= readTotal {
+                titles.removeFirst()
+                takeTitle(first.title)
+            }
+        }
+    }
+
+    private mutating func takeTitle(_ title: String?) {
+        guard info.title != title else { return }
+        info.title = title
+        titleChanges &+= 1
+    }
+
     /// Bytes readable before the next discontinuity.
     var readable: Int {
         if let mark = marks.first { return min(count, mark - readTotal) }
@@ -140,6 +168,10 @@ struct StationShared: ~Copyable {
         readIndex = (readIndex + total) % storage.count
         count -= total
         readTotal += total
+        while let first = titles.first, first.at <= readTotal {
+            titles.removeFirst()
+            takeTitle(first.title)
+        }
         return .bytes(total)
     }
 }
@@ -205,6 +237,13 @@ public final class StationStream: StreamByteSource, Sendable {
 
     /// A snapshot of what is known of the station.
     public var info: StationInfo { shared.withLock { $0.info } }
+
+    /// The bytes `read` has handed out since the station started (every connection's).
+    public var bytesRead: Int { shared.withLock { $0.readTotal } }
+
+    /// Counts the ICY titles that took effect; a title takes effect as `read` hands out the audio it
+    /// came after, so the reader looks at this after reading to see whether to announce a new one.
+    public var titleChanges: Int { shared.withLock { $0.titleChanges } }
 
     public var contentType: String? { shared.withLock { $0.contentType } }
 

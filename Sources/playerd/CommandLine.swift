@@ -103,6 +103,29 @@ struct CommandLineOptions {
             name: "max-queue-length", value: "count", environment: "PLAYERD_MAX_QUEUE_LENGTH",
             help: "Songs the queue holds at most; also where adding a directory stops (default 1000000)."),
         OptionSpec(
+            name: "stream-buffer", value: "KiB", environment: "PLAYERD_STREAM_BUFFER",
+            help: "Of a radio stream, hold at most this much ahead of what plays (default 1024)."),
+        OptionSpec(
+            name: "stream-prebuffer", value: "KiB", environment: "PLAYERD_STREAM_PREBUFFER",
+            help:
+                "Of a radio stream, have this much before it starts playing, and again after a reconnection (default 32)."
+        ),
+        OptionSpec(
+            name: "stream-timeout", value: "seconds", environment: "PLAYERD_STREAM_TIMEOUT",
+            help: "Give up a station that has not sent its first audio after this long (default 15)."),
+        OptionSpec(
+            name: "stream-stall", value: "seconds", environment: "PLAYERD_STREAM_STALL",
+            help: "Drop and remake a station's connection that sends nothing for this long (default 10)."),
+        OptionSpec(
+            name: "stream-reconnect", value: "seconds", environment: "PLAYERD_STREAM_RECONNECT",
+            help: "Keep reconnecting a station that dropped for this long before giving it up (default 60)."),
+        OptionSpec(
+            name: "stream-redirects", value: "count", environment: "PLAYERD_STREAM_REDIRECTS",
+            help: "Follow at most this many HTTP redirects to a station or a station list (default 5)."),
+        OptionSpec(
+            name: "stream-header-limit", value: "KiB", environment: "PLAYERD_STREAM_HEADER_LIMIT",
+            help: "Refuse a station whose HTTP response head is larger than this (default 16)."),
+        OptionSpec(
             name: "release-on-pause", value: nil, environment: "PLAYERD_RELEASE_ON_PAUSE",
             help: "Release the sound device while paused (env value 1)."),
         OptionSpec(

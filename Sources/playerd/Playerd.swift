@@ -2,6 +2,7 @@ import Audio
 import Foundation
 import Logging
 import PlayerDaemon
+import StreamInput
 import WebRemote
 
 #if canImport(Glibc)
@@ -148,6 +149,7 @@ enum Playerd {
             }
             configuration.maximumQueueLength = limit
         }
+        configuration.streamLimits = try Self.streamLimits(options)
         configuration.releasesOutputOnPause = options.flag("release-on-pause")
         configuration.replayGain = try Self.replayGainSettings(options)
         if let path = options["password-file"] {
@@ -279,6 +281,31 @@ enum Playerd {
     /// `/var/lib/playerd/stickers.db` for root.
     static func stickerFile(besideStateFile state: String) -> String {
         String(state[..<(state.lastIndex(of: "/") ?? state.startIndex)]) + "/stickers.db"
+    }
+
+    /// The bounds on radio streams the `--stream-*` options set; each must be a positive number.
+    static func streamLimits(_ options: CommandLineOptions) throws(UsageError) -> StreamLimits {
+        var limits = StreamLimits()
+        func number(_ name: String, upTo maximum: Double) throws(UsageError) -> Double? {
+            guard let text = options[name] else { return nil }
+            guard let value = Double(text), value.isFinite, value > 0, value <= maximum else {
+                throw UsageError("invalid --\(name) \"\(text)\": expected a number above 0, at most \(Int(maximum))")
+            }
+            return value
+        }
+        if let kib = try number("stream-buffer", upTo: 1_048_576) { limits.bufferBytes = Int(kib * 1024) }
+        if let kib = try number("stream-prebuffer", upTo: 1_048_576) { limits.prebufferBytes = Int(kib * 1024) }
+        if let seconds = try number("stream-timeout", upTo: 86400) {
+            limits.firstAudioSeconds = seconds
+            limits.connectSeconds = min(limits.connectSeconds, seconds)
+        }
+        if let seconds = try number("stream-stall", upTo: 86400) { limits.stallSeconds = seconds }
+        if let seconds = try number("stream-reconnect", upTo: 86400 * 365) { limits.reconnectSeconds = seconds }
+        if let count = try number("stream-redirects", upTo: 100) { limits.maxRedirects = Int(count) }
+        if let kib = try number("stream-header-limit", upTo: 1024) { limits.maxHeaderBytes = Int(kib * 1024) }
+        // What plays first must fit in what is held.
+        limits.prebufferBytes = min(limits.prebufferBytes, limits.bufferBytes)
+        return limits
     }
 
     static func absolute(_ path: String) -> String {

@@ -190,7 +190,10 @@ struct QueueCommandsAgainstMPDTests {
         #expect(blocks(playerd).map { $0[0] } == names.map { "plugin: " + $0 })
         // Each block exactly mpd's, in mpd's order.
         #expect(blocks(playerd) == mpd.filter { names.contains(String($0[0].dropFirst("plugin: ".count))) })
-        #expect(try pair.playerdClient.command("urlhandlers") == ["handler: file://", "OK"])
+        #expect(
+            try pair.playerdClient.command("urlhandlers") == [
+                "handler: file://", "handler: http://", "handler: https://", "OK",
+            ])
     }
 
     // MARK: - Support

@@ -150,7 +150,7 @@ struct StoredPlaylistCommandTests {
             ])
     }
 
-    @Test("load skips what cannot be queued; files from other tools (CRLF, comments) load")
+    @Test("load skips what cannot be queued, keeps stations; files from other tools (CRLF, comments) load")
     func loadForeignFile() throws {
         let daemon = try PlaylistDaemon()
         try FileManager.default.createDirectory(atPath: daemon.playlists, withIntermediateDirectories: true)
@@ -167,7 +167,7 @@ struct StoredPlaylistCommandTests {
         #expect(try client.command("load foreign") == ["OK"])
         #expect(
             try client.command("playlistinfo").filter { $0.hasPrefix("file: ") } == [
-                "file: one-second.mp3", "file: Artist/Album/stereo.mp3",
+                "file: one-second.mp3", "file: http://example.com/s.mp3", "file: Artist/Album/stereo.mp3",
             ])
     }
 
