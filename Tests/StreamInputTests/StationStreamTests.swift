@@ -18,13 +18,12 @@ struct StationStreamTests {
                 ].joined(separator: "&").addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!
                 let station = Listener(server.url("/stream?" + query), limits: testLimits(prebuffer: 2000))
                 defer { station.stream.cancel() }
+                // Reads smaller than the metadata interval: each title is seen as its audio is read.
+                station.readSize = 500
                 try await station.read(until: {
-                    $0.changes.last?.title == "Björk - Jóga" && $0.segments[0].count >= 5000
+                    $0.titlesRead.last == "Björk - Jóga" && $0.segments[0].count >= 5000
                 })
-                let seen = station.changes.compactMap(\.title).reduce(into: [String]()) { list, title in
-                    if list.last != title { list.append(title) }
-                }
-                #expect(seen == ["One", "It's Me", "Björk - Jóga"], "\(encoding)")
+                #expect(station.titlesRead.compactMap { $0 } == ["One", "It's Me", "Björk - Jóga"], "\(encoding)")
                 #expect(station.stream.info.name == "Radio Ä")
                 #expect(station.stream.info.genre == "Jazz")
                 #expect(station.stream.info.state == .playing)
@@ -42,9 +41,31 @@ struct StationStreamTests {
             let station = Listener(
                 server.url("/stream?metaint=500&titles=Only&empty=1&rate=50000"), limits: testLimits(prebuffer: 600))
             defer { station.stream.cancel() }
-            try await station.read(until: { $0.changes.contains { $0.title == "Only" } })
-            try await station.read(until: { $0.changes.last?.title == nil })
-            #expect(station.changes.last?.title == nil)
+            station.readSize = 200
+            try await station.read(until: { $0.titlesRead.contains("Only") && $0.titlesRead.last == .some(nil) })
+            #expect(station.titlesRead.compactMap { $0 } == ["Only"])
+            #expect(station.stream.info.title == nil)
+        }
+    }
+
+    @Test("a title takes effect when the audio before it has been read, not when it arrives")
+    func titleTakesEffectWithItsAudio() async throws {
+        try await StreamTestServer.with { server in
+            let station = Listener(
+                server.url("/stream?metaint=1000&titles=A|B&rate=100000"), limits: testLimits(prebuffer: 600))
+            defer { station.stream.cancel() }
+            // Both blocks (after audio bytes 1000 and 2000) have arrived; nothing has been read.
+            try await station.wait(until: { $0.stream.bufferedBytes >= 2500 })
+            #expect(station.stream.info.title == nil)
+            #expect(station.drain(limit: 999) == 999)
+            #expect(station.stream.info.title == nil)
+            #expect(station.drain(limit: 1) == 1)
+            #expect(station.stream.info.title == "A")
+            #expect(station.drain(limit: 999) == 999)
+            #expect(station.stream.info.title == "A")
+            #expect(station.drain(limit: 1) == 1)
+            #expect(station.stream.info.title == "B")
+            #expect(station.stream.titleChanges == 2)
         }
     }
 
