@@ -52,8 +52,14 @@ enum StreamNetwork {
     }
 
     /// Seconds as NIO's time amount.
+    /// Seconds as NIO's time amount: within 0...1e6 (not a number: 0).
     static func amount(_ seconds: Double) -> TimeAmount {
-        .nanoseconds(Int64(max(0, min(seconds, 1e6)) * 1e9))
+        .nanoseconds(Int64(clamp(seconds) * 1e9))
+    }
+
+    /// Seconds within 0...1e6; 0 for what is not a number.
+    static func clamp(_ seconds: Double) -> Double {
+        seconds.isNaN ? 0 : max(0, min(seconds, 1e6))
     }
 
     /// Seconds between two instants.
@@ -63,7 +69,7 @@ enum StreamNetwork {
 
     /// Seconds for messages: "2", "0.5".
     static func format(_ seconds: Double) -> String {
-        let tenths = (seconds * 10).rounded()
+        let tenths = (clamp(seconds) * 10).rounded()
         return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))" : "\(tenths / 10)"
     }
 }
