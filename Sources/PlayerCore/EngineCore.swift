@@ -350,7 +350,12 @@ final class EngineCore {
             return nil
         }
         // A new priority of the next song changes nothing here; a new range does.
-        if !QueueEntry.sameSong(self.upcoming?.entry, next), !SongDecoder.isStream(next.path) {
+        guard !SongDecoder.isStream(next.path) else {
+            // A station is not opened ahead: the song before it ends as it is, and the station starts.
+            self.upcoming = nil
+            return nil
+        }
+        if !QueueEntry.sameSong(self.upcoming?.entry, next) {
             self.upcoming = Upcoming(
                 entry: next,
                 decoder: try? SongDecoder(
