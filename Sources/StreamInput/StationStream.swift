@@ -246,6 +246,13 @@ public final class StationStream: StreamByteSource, Sendable {
         done.wait()
     }
 
+    /// Whether `uri` names a station playerd can listen to: an `http://` or `https://` address (the
+    /// scheme in any case) with something after it. The queue, the player and the protocol all ask this.
+    public static func isStation(_ uri: String) -> Bool {
+        let head = uri.prefix(9).lowercased()
+        return (head.hasPrefix("http://") && uri.utf8.count > 7) || (head.hasPrefix("https://") && uri.utf8.count > 8)
+    }
+
     /// A snapshot of what is known of the station.
     public var info: StationInfo { shared.withLock { $0.info } }
 
