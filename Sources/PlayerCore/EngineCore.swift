@@ -65,8 +65,6 @@ final class EngineCore {
     private var starved = false
     /// The stream tags' version last published (an Ogg station's new link brings new tags).
     private var publishedStreamTagsVersion = 0
-    /// The ICY titles taken into the status last published (`StationStream.titleChanges`).
-    private var publishedTitleChanges = 0
     /// What the station playing announced when its tags last changed the queue.
     private var playedStreamTags: StreamStatus?
 
@@ -271,11 +269,8 @@ final class EngineCore {
             self.reportSongEnded(message: decoder.endMessage)
             return
         }
-        if let stream = decoder.stream,
-            stream.tagsVersion != self.publishedStreamTagsVersion
-                || decoder.station?.titleChanges != self.publishedTitleChanges
-        {
-            // A new link's tags, or an ICY title whose audio is now being played.
+        if let stream = decoder.stream, stream.tagsVersion != self.publishedStreamTagsVersion {
+            // A new link's tags (an ICY title reports itself, through the mailbox).
             self.publish()
         }
         let pcm = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<frames * bytesPerFrame])
@@ -355,7 +350,12 @@ final class EngineCore {
             return nil
         }
         // A new priority of the next song changes nothing here; a new range does.
-        if !QueueEntry.sameSong(self.upcoming?.entry, next), !SongDecoder.isStream(next.path) {
+        guard !SongDecoder.isStream(next.path) else {
+            // A station is not opened ahead: the song before it ends as it is, and the station starts.
+            self.upcoming = nil
+            return nil
+        }
+        if !QueueEntry.sameSong(self.upcoming?.entry, next) {
             self.upcoming = Upcoming(
                 entry: next,
                 decoder: try? SongDecoder(
@@ -722,7 +722,6 @@ final class EngineCore {
         if let station = self.decoder?.station ?? self.pendingStream?.station {
             stream = StreamStatus(url: station.url, info: station.info, tags: self.decoder?.stream?.tags ?? Tags())
             self.publishedStreamTagsVersion = self.decoder?.stream?.tagsVersion ?? 0
-            self.publishedTitleChanges = self.decoder?.station?.titleChanges ?? 0
             if let entry = self.decoder?.entry, let stream, !stream.hasSameTags(as: self.playedStreamTags) {
                 // MPD counts a station's new title as a change of its queue entry (idle `playlist`).
                 self.context.streamTagsChanged(id: entry.id)

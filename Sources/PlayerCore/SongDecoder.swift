@@ -27,7 +27,7 @@ final class SongDecoder {
 
     /// Whether `path` names a network stream (the URL of an internet radio station) rather than a file.
     static func isStream(_ path: String) -> Bool {
-        path.hasPrefix("http://") || path.hasPrefix("https://")
+        StationStream.isStation(path)
     }
 
     /// Opens the entry's file and moves to the range's start.

@@ -5,6 +5,7 @@ import Library
 import Logging
 import MusicTags
 import PlayerCore
+import StreamInput
 
 #if canImport(Glibc)
     import Glibc
@@ -382,14 +383,15 @@ public final class PlayerService: Sendable {
     static func checkScheme(_ uri: String, command: String) throws(Ack) {
         guard !uri.hasPrefix("/"), let separator = uri.range(of: "://") else { return }
         let scheme = uri[..<separator.lowerBound]
-        guard !scheme.isEmpty, !scheme.contains("/"), scheme != "file", !Self.streamSchemes.contains(String(scheme))
+        guard !scheme.isEmpty, !scheme.contains("/"), scheme != "file",
+            !Self.streamSchemes.contains(scheme.lowercased())
         else { return }
         throw Ack(.argument, "Unsupported URI scheme", command: command)
     }
 
     /// Whether `uri` is the address of a network stream (`http://` or `https://` and a host).
     static func isStreamURL(_ uri: String) -> Bool {
-        (uri.hasPrefix("http://") && uri.utf8.count > 7) || (uri.hasPrefix("https://") && uri.utf8.count > 8)
+        StationStream.isStation(uri)
     }
 
     /// Whether a file's suffix is one playerd plays (`AudioFileKind.songSuffixes`) or expands (M3U

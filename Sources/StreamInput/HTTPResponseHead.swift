@@ -39,9 +39,10 @@ struct HTTPResponseHead: Equatable, Sendable {
 
     /// Parses a whole head (up to and including its blank line). HTTP/1.0, HTTP/1.1 and ICY status lines.
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(ParseError) -> HTTPResponseHead {
-        let text = decodeText(bytes)
-        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
-            .map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
+        // Each line decoded by itself (UTF-8, else Latin-1): one Latin-1 field leaves the others as they are.
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            Substring(decodeText(line.last == 0x0D ? line.dropLast() : line))
+        }
         while let last = lines.last, last.isEmpty { lines.removeLast() }
         guard let statusLine = lines.first else { throw .notHTTP("an empty response") }
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)

@@ -37,6 +37,8 @@ final class StationDriver: @unchecked Sendable {
     private var retryTimer: Scheduled<Void>?
     private var deadlineTimer: Scheduled<Void>?
     private var watchTimer: Scheduled<Void>?
+    /// Watchdog ticks in a row that found the buffer still full.
+    private var fullTicks = 0
 
     private var prebufferTarget: Int { max(1, min(limits.prebufferBytes, limits.bufferBytes)) }
     private var resumeThreshold: Int { max(1, min(limits.bufferBytes / 4, 32 * 1024)) }
@@ -271,6 +273,8 @@ final class StationDriver: @unchecked Sendable {
                 }
             })
         if connectionBytes > 0 { deliveredBefore = true }
+        // The buffer is full: the connection waits; look for room soon rather than at the stall check.
+        if consumed < body.count { scheduleWatch(paused: true) }
         if state != .playing, !isFinished,
             connectionBytes >= prebufferTarget || stream.shared.withLock({ $0.free == 0 })
         {
@@ -402,10 +406,15 @@ final class StationDriver: @unchecked Sendable {
 
     // MARK: - The watchdog: stalls, and reading again once the buffer has room
 
-    private func scheduleWatch() {
+    private func scheduleWatch(paused pausing: Bool = false) {
         watchTimer?.cancel()
-        let paused = handler?.paused ?? false
-        let interval = paused ? 0.05 : min(max(limits.stallSeconds / 4, 0.01), 1)
+        let paused = pausing || handler?.paused == true
+        if !paused { fullTicks = 0 }
+        // Held back by a full buffer: looked at every 50 ms, every 250 ms once it has stayed full for a
+        // second (a paused player); else the stall check, four times per stallSeconds (at most 1 s apart).
+        let interval =
+            paused
+            ? (fullTicks < 20 ? 0.05 : 0.25) : min(max(StreamNetwork.clamp(limits.stallSeconds) / 4, 0.01), 1)
         let id = attemptID
         watchTimer = loop.scheduleTask(in: StreamNetwork.amount(interval)) { [self] in
             guard id == attemptID, !dead else { return }
@@ -416,7 +425,12 @@ final class StationDriver: @unchecked Sendable {
     private func watch() {
         guard let handler, let stream else { return }
         if handler.paused {
-            if stream.shared.withLock({ $0.free }) >= resumeThreshold { handler.resume() }
+            if stream.shared.withLock({ $0.free }) >= resumeThreshold {
+                fullTicks = 0
+                handler.resume()
+            } else {
+                fullTicks += 1
+            }
         } else if handler.inBody,
             StreamNetwork.seconds(from: handler.lastActivity) > limits.stallSeconds
         {

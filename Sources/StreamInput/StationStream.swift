@@ -52,8 +52,14 @@ enum StreamNetwork {
     }
 
     /// Seconds as NIO's time amount.
+    /// Seconds as NIO's time amount: within 0...1e6 (not a number: 0).
     static func amount(_ seconds: Double) -> TimeAmount {
-        .nanoseconds(Int64(max(0, min(seconds, 1e6)) * 1e9))
+        .nanoseconds(Int64(clamp(seconds) * 1e9))
+    }
+
+    /// Seconds within 0...1e6; 0 for what is not a number.
+    static func clamp(_ seconds: Double) -> Double {
+        seconds.isNaN ? 0 : max(0, min(seconds, 1e6))
     }
 
     /// Seconds between two instants.
@@ -63,7 +69,7 @@ enum StreamNetwork {
 
     /// Seconds for messages: "2", "0.5".
     static func format(_ seconds: Double) -> String {
-        let tenths = (seconds * 10).rounded()
+        let tenths = (clamp(seconds) * 10).rounded()
         return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))" : "\(tenths / 10)"
     }
 }
@@ -86,6 +92,8 @@ struct StationShared: ~Copyable {
     var titles: [(at: Int, title: String?)] = []
     /// Counts the titles that took effect, so that a reader sees a change without comparing them.
     var titleChanges = 0
+    /// Set by `cancel()`: a title read afterwards is not reported.
+    var cancelled = false
     var contentType: String?
     var failure: String?
     /// No more bytes will be written.
@@ -156,7 +164,11 @@ struct StationShared: ~Copyable {
             marks.removeFirst()
             return .discontinuity
         }
-        let total = min(buffer.count, readable)
+        var total = min(buffer.count, readable)
+        if let title = titles.first, title.at > readTotal {
+            // A read ends where a title takes effect, so that each title is on air in turn.
+            total = min(total, title.at - readTotal)
+        }
         guard total > 0 else { return count == 0 && finished ? .end : .waiting }
         copy(into: buffer, count: total)
         readIndex = (readIndex + total) % storage.count
@@ -193,12 +205,16 @@ public final class StationStream: StreamByteSource, Sendable {
     public let url: String
     let shared: LockedShared
     private let driver: StationDriver
+    private let onChange: @Sendable () -> Void
 
-    /// - Parameter onChange: called on the network's thread when `info` changes (state, name, title),
-    ///   never for bytes arriving, never under the buffer's lock, never after `cancel()` returned.
+    /// - Parameter onChange: called when `info` changes (state, name, title), never for bytes arriving,
+    ///   never under the buffer's lock, never after `cancel()` returned: on the network's thread, except
+    ///   for an ICY title, which takes effect when `read` hands out the audio it came after, on the
+    ///   reader's thread.
     public init(url: String, limits: StreamLimits, onChange: @escaping @Sendable () -> Void) {
         self.url = url
         shared = LockedShared(capacity: limits.bufferBytes)
+        self.onChange = onChange
         driver = StationDriver(url: url, limits: limits, onChange: onChange)
         driver.stream = self
     }
@@ -217,6 +233,7 @@ public final class StationStream: StreamByteSource, Sendable {
     /// Closes the connection and stops: no `onChange` after it returns; idempotent. It waits (briefly)
     /// until the socket is closed, unless called on the network's thread itself (from `onChange`).
     public func cancel() {
+        shared.withLock { $0.cancelled = true }
         let driver = self.driver
         if driver.loop.inEventLoop {
             _ = driver.shutdown()
@@ -229,15 +246,18 @@ public final class StationStream: StreamByteSource, Sendable {
         done.wait()
     }
 
+    /// Whether `uri` names a station playerd can listen to: an `http://` or `https://` address (the
+    /// scheme in any case) with something after it. The queue, the player and the protocol all ask this.
+    public static func isStation(_ uri: String) -> Bool {
+        let head = uri.prefix(9).lowercased()
+        return (head.hasPrefix("http://") && uri.utf8.count > 7) || (head.hasPrefix("https://") && uri.utf8.count > 8)
+    }
+
     /// A snapshot of what is known of the station.
     public var info: StationInfo { shared.withLock { $0.info } }
 
     /// The bytes `read` has handed out since the station started (every connection's).
     public var bytesRead: Int { shared.withLock { $0.readTotal } }
-
-    /// Counts the ICY titles that took effect; a title takes effect as `read` hands out the audio it
-    /// came after, so the reader looks at this after reading to see whether to announce a new one.
-    public var titleChanges: Int { shared.withLock { $0.titleChanges } }
 
     public var contentType: String? { shared.withLock { $0.contentType } }
 
@@ -247,7 +267,16 @@ public final class StationStream: StreamByteSource, Sendable {
     public var bufferedBytes: Int { shared.withLock { $0.count } }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamRead {
-        shared.withLock { $0.read(into: buffer) }
+        let (result, titled) = shared.withLock { state in
+            let before = state.titleChanges
+            let result = state.read(into: buffer)
+            return (result, state.titleChanges != before && !state.cancelled)
+        }
+        if titled {
+            // An ICY title whose audio is now being read is on air: said from the reader's thread.
+            onChange()
+        }
+        return result
     }
 
     public func peek(count: Int) -> [UInt8] {

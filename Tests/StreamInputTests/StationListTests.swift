@@ -144,6 +144,11 @@ struct HTTPPartsTests {
             try Array("<html>\r\n\r\n".utf8).withUnsafeBytes { try HTTPResponseHead.parse($0) }
         }
         #expect(Array("HTTP/1.1 200 OK\r\nA: b\r\n".utf8).withUnsafeBytes { HTTPResponseHead.end(in: $0) } == nil)
+        // One field in Latin-1, another in UTF-8: each decoded by itself.
+        let mixed = Array("ICY 200 OK\r\nicy-name: Caf".utf8) + [0xE9] + Array("\r\nicy-genre: Café\r\n\r\n".utf8)
+        let mixedHead = try mixed.withUnsafeBytes { try HTTPResponseHead.parse($0) }
+        #expect(mixedHead["icy-name"] == "Café")
+        #expect(mixedHead["icy-genre"] == "Café")
     }
 }
 

@@ -18,13 +18,12 @@ struct StationStreamTests {
                 ].joined(separator: "&").addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!
                 let station = Listener(server.url("/stream?" + query), limits: testLimits(prebuffer: 2000))
                 defer { station.stream.cancel() }
+                // Reads smaller than the metadata interval: each title is seen as its audio is read.
+                station.readSize = 500
                 try await station.read(until: {
-                    $0.changes.last?.title == "Björk - Jóga" && $0.segments[0].count >= 5000
+                    $0.titlesRead.last == "Björk - Jóga" && $0.segments[0].count >= 5000
                 })
-                let seen = station.changes.compactMap(\.title).reduce(into: [String]()) { list, title in
-                    if list.last != title { list.append(title) }
-                }
-                #expect(seen == ["One", "It's Me", "Björk - Jóga"], "\(encoding)")
+                #expect(station.titlesRead.compactMap { $0 } == ["One", "It's Me", "Björk - Jóga"], "\(encoding)")
                 #expect(station.stream.info.name == "Radio Ä")
                 #expect(station.stream.info.genre == "Jazz")
                 #expect(station.stream.info.state == .playing)
@@ -42,9 +41,31 @@ struct StationStreamTests {
             let station = Listener(
                 server.url("/stream?metaint=500&titles=Only&empty=1&rate=50000"), limits: testLimits(prebuffer: 600))
             defer { station.stream.cancel() }
-            try await station.read(until: { $0.changes.contains { $0.title == "Only" } })
-            try await station.read(until: { $0.changes.last?.title == nil })
-            #expect(station.changes.last?.title == nil)
+            station.readSize = 200
+            try await station.read(until: { $0.titlesRead.contains("Only") && $0.titlesRead.last == .some(nil) })
+            #expect(station.titlesRead.compactMap { $0 } == ["Only"])
+            #expect(station.stream.info.title == nil)
+        }
+    }
+
+    @Test("a title takes effect when the audio before it has been read, not when it arrives")
+    func titleTakesEffectWithItsAudio() async throws {
+        try await StreamTestServer.with { server in
+            let station = Listener(
+                server.url("/stream?metaint=1000&titles=A|B&rate=100000"), limits: testLimits(prebuffer: 600))
+            defer { station.stream.cancel() }
+            // Both blocks (after audio bytes 1000 and 2000) have arrived; nothing has been read.
+            try await station.wait(until: { $0.stream.bufferedBytes >= 2500 })
+            #expect(station.stream.info.title == nil)
+            #expect(station.drain(limit: 999) == 999)
+            #expect(station.stream.info.title == nil)
+            #expect(station.drain(limit: 1) == 1)
+            #expect(station.stream.info.title == "A")
+            #expect(station.drain(limit: 999) == 999)
+            #expect(station.stream.info.title == "A")
+            #expect(station.drain(limit: 1) == 1)
+            #expect(station.stream.info.title == "B")
+            #expect(station.stream.titleChanges == 2)
         }
     }
 
@@ -114,7 +135,7 @@ struct StationStreamTests {
             let playing = try #require(station.time(of: { $0 == .playing }))
             let lost = try #require(station.time(of: { if case .reconnecting = $0 { true } else { false } }))
             #expect(lost - playing > .milliseconds(500), "not before stallSeconds")
-            #expect(lost - playing < .milliseconds(1200), "within stallSeconds and a margin")
+            #expect(lost - playing < .milliseconds(2000), "within stallSeconds and a margin (the stall lasts 20 s)")
             let reasons = station.states.compactMap { state -> String? in
                 if case .reconnecting(_, let reason) = state { reason } else { nil }
             }
@@ -134,7 +155,7 @@ struct StationStreamTests {
             let lost = try #require(station.time(of: { if case .reconnecting = $0 { true } else { false } }))
             let failed = try #require(station.time(of: { if case .failed = $0 { true } else { false } }))
             let took = failed - lost
-            #expect(took > .milliseconds(600) && took < .milliseconds(1300), "\(took)")
+            #expect(took > .milliseconds(600) && took < .milliseconds(2500), "\(took)")
             #expect(station.failureMessage == "\(url): HTTP 503 Gone Away")
             let attempts = station.states.compactMap { state -> Int? in
                 if case .reconnecting(let attempt, _) = state { attempt } else { nil }
@@ -186,7 +207,7 @@ struct StationStreamTests {
             let station = Listener(server.url(path), limits: testLimits())
             defer { station.stream.cancel() }
             try await station.wait(until: { $0.isFailed })
-            #expect(try #require(station.timeToFailure) < .milliseconds(500))
+            #expect(try #require(station.timeToFailure) < .milliseconds(2000), "at once, not retried for 4 s")
             #expect(station.failureMessage == "\(server.url(path)): \(reason)")
             #expect(station.stream.failure == station.failureMessage)
             #expect(station.states == [.failed(station.failureMessage!)])
@@ -200,9 +221,22 @@ struct StationStreamTests {
         defer { station.stream.cancel() }
         try await station.wait(until: { $0.isFailed })
         let took = try #require(station.timeToFailure)
-        #expect(took <= .milliseconds(1200), "\(took)")
+        #expect(took <= .milliseconds(1700), "\(took)")
         #expect(took >= .milliseconds(300), "retried for a while first: \(took)")
         #expect(station.failureMessage == "http://127.0.0.1:\(port)/stream: connection refused")
+    }
+
+    @Test("a host that does not exist fails within firstAudioSeconds, naming it")
+    func hostNotFound() async throws {
+        // .invalid never resolves (RFC 6761); a resolver slower than the limit still ends at the limit.
+        let station = Listener("http://nonexistent.invalid/stream", limits: testLimits(firstAudio: 1))
+        defer { station.stream.cancel() }
+        try await station.wait(until: { $0.isFailed })
+        #expect(try #require(station.timeToFailure) < .milliseconds(1500))
+        let message = try #require(station.failureMessage)
+        #expect(
+            message == "http://nonexistent.invalid/stream: host not found (nonexistent.invalid)"
+                || message.hasPrefix("http://nonexistent.invalid/stream: no audio within 1 s"), "\(message)")
     }
 
     @Test("a server that accepts and sends nothing fails within connectSeconds")
@@ -212,8 +246,31 @@ struct StationStreamTests {
             defer { station.stream.cancel() }
             try await station.wait(until: { $0.isFailed })
             let took = try #require(station.timeToFailure)
-            #expect(took >= .milliseconds(500) && took < .milliseconds(800), "\(took)")
+            #expect(took >= .milliseconds(500) && took < .milliseconds(1500), "\(took)")
             #expect(station.failureMessage?.hasSuffix(": no response within 0.5 s") == true)
+        }
+    }
+
+    @Test("absurd limits (not numbers, negative, zero) neither crash nor hang: the station fails or plays")
+    func absurdLimits() async throws {
+        try await StreamTestServer.with { server in
+            for value in [Double.nan, -1, 0, .infinity] {
+                var limits = StreamLimits()
+                limits.bufferBytes = value.isNaN ? 0 : -5
+                limits.prebufferBytes = -1
+                limits.connectSeconds = value
+                limits.firstAudioSeconds = value
+                limits.stallSeconds = value
+                limits.reconnectSeconds = value
+                limits.backoffSeconds = value
+                limits.maxRedirects = -3
+                limits.maxHeaderBytes = 0
+                let station = Listener(server.url("/stream?metaint=10&titles=A"), limits: limits)
+                try await Task.sleep(for: .milliseconds(100))
+                station.drain()
+                station.stream.cancel()
+                #expect(station.stream.bufferedBytes <= 1, "\(value)")
+            }
         }
     }
 
@@ -266,7 +323,7 @@ struct StationStreamTests {
                 try await Task.sleep(for: .milliseconds(delay))
                 let start = ContinuousClock.now
                 station.stream.cancel()
-                #expect(ContinuousClock.now - start < .milliseconds(200))
+                #expect(ContinuousClock.now - start < .milliseconds(500))
                 let changes = station.changes.count
                 #expect(socketsConnected(toPort: server.port) == 0, "\(path) after \(delay) ms")
                 station.stream.cancel()  // idempotent

@@ -145,6 +145,10 @@ final class Listener: @unchecked Sendable {
     /// What was read: the bytes between discontinuities, and whether `.end` came.
     var segments: [[UInt8]] = [[]]
     var ended = false
+    /// The ICY title after each read, as it changed (a title takes effect as its audio is read).
+    var titlesRead: [String?] = []
+    /// The most one `read` asks for.
+    var readSize = 64 * 1024
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// Reads what has arrived (at most `limit` bytes).
@@ -152,7 +156,7 @@ final class Listener: @unchecked Sendable {
     func drain(limit: Int = .max) -> Int {
         var total = 0
         while total < limit {
-            let want = min(buffer.count, limit - total)
+            let want = min(readSize, buffer.count, limit - total)
             let result = buffer.withUnsafeMutableBytes {
                 stream.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]))
             }
@@ -160,6 +164,8 @@ final class Listener: @unchecked Sendable {
             case .bytes(let count):
                 segments[segments.count - 1] += buffer[0..<count]
                 total += count
+                let title = stream.info.title
+                if titlesRead.last != .some(title) { titlesRead.append(title) }
             case .discontinuity:
                 segments.append([])
             case .end:
