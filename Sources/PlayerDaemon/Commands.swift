@@ -499,8 +499,11 @@ enum Commands {
         let uri = call.argument(0)
         let paths = try await service.resolve(uri, for: call.session, command: call.name)
         // One song, named as itself: a directory or a playlist (even of one song) is no song to mpd.
+        // A station is named by its URL.
         let file = uri.hasPrefix("file://") ? String(uri.dropFirst("file://".count)) : uri
-        let path = file.hasPrefix("/") ? file : (service.configuration.musicDirectory ?? "") + "/" + file
+        let path =
+            PlayerService.isStreamURL(uri) || file.hasPrefix("/")
+            ? file : (service.configuration.musicDirectory ?? "") + "/" + file
         guard paths.count == 1, paths[0] == path else {
             throw Ack(.noExist, "No such song", command: call.name)
         }
