@@ -11,7 +11,7 @@ FISHCOMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
 DOCDIR = $(PREFIX)/share/doc/playerd
 RELEASE = .build/release
 
-.PHONY: run test setup release install uninstall bench bench-library bench-formats bench-web bench-micro bench-audio bench-engine fixtures format clean
+.PHONY: run test setup release install uninstall bench bench-library bench-formats bench-web bench-radio bench-micro bench-audio bench-engine fixtures format clean
 
 run:
 	scripts/run.sh
@@ -69,6 +69,9 @@ bench-formats:
 
 bench-web:
 	scripts/bench-web.sh
+
+bench-radio:
+	scripts/bench-radio.sh
 
 bench-micro:
 	scripts/bench-micro.sh

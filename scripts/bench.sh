@@ -33,6 +33,9 @@
 #   I. The web remote (scripts/bench-web.sh, its own table, also in .bench/bench-web.txt): CPU while
 #      playing with `--http` against without, no page open, and what one open page adds against what
 #      mpd's idle client (`mpc idleloop`) adds.
+#   J. Internet radio (scripts/bench-radio.sh, its own table, also in .bench/bench-radio.txt): `play` of a
+#      queued URL of a loopback station to the first audio at a FIFO, and the CPU and RSS of streaming
+#      it, against mpd on the same station.
 # Every measurement alternates playerd and the peer (or runs them at the same moment: CPU). The table
 # is printed and written to .bench/bench.txt; no process is left behind, also on Ctrl-C.
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (35),
@@ -405,3 +408,7 @@ BENCH_SKIP_BUILD=1 run scripts/bench-formats.sh
 # --- I: the web remote ---------------------------------------------------------------------
 log "I: the web remote (scripts/bench-web.sh)"
 BENCH_SKIP_BUILD=1 run scripts/bench-web.sh
+
+# --- J: internet radio -----------------------------------------------------------------------
+log "J: internet radio (scripts/bench-radio.sh)"
+BENCH_SKIP_BUILD=1 run scripts/bench-radio.sh
