@@ -267,4 +267,28 @@ struct RadioAgainstMPDTests {
             #expect(result.stdout.hasSuffix("all checks passed\n"), "\(result)")
         }
     }
+
+    @Test(
+        "Ogg Vorbis, Ogg Opus and FLAC stations play, with their name",
+        .timeLimit(.minutes(1)), arguments: Self.kinds)
+    func otherFormats(kind: RadioDaemon.Kind) throws {
+        let server = try RadioServer(extraArguments: try RadioMusic.otherFormats())
+        try withRadio(kind, server: server) { daemon, server in
+            let client = try daemon.connect()
+            for path in ["/vorbis.ogg", "/opus.ogg", "/flac"] {
+                #expect(try client.command("clear") == ["OK"])
+                #expect(try client.command("add \"\(server.url(path))\"") == ["OK"])
+                #expect(try client.command("play") == ["OK"])
+                let status = try eventually("\(path) playing", within: .seconds(15)) { () -> [String: String]? in
+                    let status = try client.fields("status")
+                    if let error = status["error"] { throw HarnessError("\(path): \(error)") }
+                    return (Double(status["elapsed"] ?? "") ?? 0) > 1 ? status : nil
+                }
+                #expect(status["state"] == "play", "\(path): \(status)")
+                let audio = status["audio"]?.split(separator: ":").map(String.init) ?? []
+                #expect(audio.count == 3 && audio[0] == "48000" && audio[2] == "2", "\(path): \(status)")
+                #expect(try client.field("currentsong", "Name") == "playerd test radio", "\(path)")
+            }
+        }
+    }
 }

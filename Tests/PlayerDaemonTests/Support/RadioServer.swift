@@ -20,6 +20,30 @@ enum RadioMusic {
         try directory() + "/station.mp3"
     }
 
+    /// `--ogg`, `--opus` and `--flac` for the radio server: the same sweep's first 10 s encoded by
+    /// oggenc, opusenc and flac (48 kHz stereo), made once.
+    static func otherFormats() throws -> [String] {
+        try formats.get()
+    }
+
+    private static let formats: Result<[String], any Error> = Result {
+        let root = try directory()
+        let script = """
+            set -e -o pipefail
+            cd '\(root)'
+            /usr/bin/sox -q -n -r 48000 -c 2 -b 16 sweep.wav synth 10 sine 200-2000 vol 0.3
+            /usr/bin/oggenc -Q sweep.wav -o station.ogg
+            /usr/bin/opusenc --quiet sweep.wav station.opus
+            /usr/bin/flac -s -f sweep.wav -o station.flac
+            rm sweep.wav
+            """
+        let result = try runProgram("/bin/bash", ["-c", script], within: .seconds(60))
+        guard result.status == 0 else {
+            throw HarnessError("making the Ogg and FLAC station audio (vorbis-tools, opus-tools, flac): \(result)")
+        }
+        return ["--ogg", root + "/station.ogg", "--opus", root + "/station.opus", "--flac", root + "/station.flac"]
+    }
+
     /// The bytes of one MP3 frame of the station audio.
     static let frameBytes = 384
 
@@ -56,12 +80,13 @@ final class RadioServer {
     private let program: BackgroundProgram
 
     /// Starts the server on `audio` (the station MP3 by default) and waits until it prints its port.
-    init(audio: String? = nil, readiness: Duration = .seconds(20)) throws {
+    init(audio: String? = nil, extraArguments: [String] = [], readiness: Duration = .seconds(20)) throws {
         self.directory = try Paths.makeTemporaryDirectory()
-        let arguments = [
-            Self.script, "--audio", try audio ?? RadioMusic.station(), "--log", self.directory + "/log",
-            "--dump", self.directory + "/dump",
-        ]
+        let arguments =
+            [
+                Self.script, "--audio", try audio ?? RadioMusic.station(), "--log", self.directory + "/log",
+                "--dump", self.directory + "/dump",
+            ] + extraArguments
         do {
             self.program = try BackgroundProgram(Paths.python, arguments)
         } catch {
