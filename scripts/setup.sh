@@ -4,7 +4,8 @@
 #                            libflac-dev, libvorbis-dev, libopusfile-dev), libasound2-dev,
 #                            libsqlite3-dev (the library's store: GRDB links the system SQLite),
 #                            libsystemd-dev (sd-bus, for MPRIS on D-Bus), libsoxr-dev (the FIFO
-#                            output's resampler) and libchromaprint-dev (getfingerprint)
+#                            output's resampler), libchromaprint-dev (getfingerprint) and
+#                            ca-certificates (the trust roots https stations are checked against)
 #   scripts/setup.sh test    that, plus what the tests use as references and real peers: mpg123,
 #                            flac, vorbis-tools and opus-tools (each format's reference decoder), sox,
 #                            lame, Debian's mpd, mpc and python3-mpd (python-mpd2), the curses
@@ -19,15 +20,16 @@
 #                            for the web remote's browser tests: they run in the project's own Python
 #                            virtual environment .venv (gitignored), which gets the pip packages of
 #                            scripts/python-requirements.txt (selenium, axe-selenium-python,
-#                            schemathesis) when it is new or when that file changed
+#                            schemathesis) when it is new or when that file changed, and openssl (a
+#                            loopback https station's certificate)
 # Swift itself is not installed here: it comes from swift.org (6.2 or newer).
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(pkg-config libmpg123-dev libflac-dev libvorbis-dev libopusfile-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev libchromaprint-dev)
+packages=(pkg-config libmpg123-dev libflac-dev libvorbis-dev libopusfile-dev libasound2-dev libsqlite3-dev libsystemd-dev libsoxr-dev libchromaprint-dev ca-certificates)
 case "$purpose" in
     build) ;;
-    test) packages+=(mpg123 flac vorbis-tools opus-tools sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient chromium chromium-driver python3-venv) ;;
+    test) packages+=(mpg123 flac vorbis-tools opus-tools sox lame mpd mpc python3-mpd ncmpcpp ncmpc tmux systemd dbus playerctl mpdris2 pulseaudio libasound2-plugins snapserver snapclient chromium chromium-driver python3-venv openssl) ;;
     *) echo "usage: scripts/setup.sh [build|test]" >&2; exit 2 ;;
 esac
 

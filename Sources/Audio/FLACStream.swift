@@ -262,39 +262,9 @@ final class FLACStream {
         self.pendingEnd = bytes
         self.lastBlockFrames = frames
         self.damagedSinceLastBlock = false
-        let bits = output.bitsPerSample
-        self.pending.withUnsafeMutableBytes { raw in
-            for channel in 0..<count {
-                guard let source = channels[channel] else { continue }
-                switch output.format {
-                case .signed16:
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Int16.self)
-                    let shift = Int32(16 - bits)
-                    for index in 0..<frames {
-                        target[index * count + channel] = Int16(truncatingIfNeeded: source[index] << shift)
-                    }
-                case .signed24:
-                    // Widened to 24 bits, then sign-extended from bit 23 (what the low three bytes hold).
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
-                    let shift = Int32(24 - bits)
-                    for index in 0..<frames {
-                        target[index * count + channel] = (source[index] << (shift + 8)) >> 8
-                    }
-                case .signed32:
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
-                    let shift = Int32(32 - bits)
-                    for index in 0..<frames {
-                        target[index * count + channel] = source[index] << shift
-                    }
-                case .float32:
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Float.self)
-                    let scale = 1 / Float(sign: .plus, exponent: bits - 1, significand: 1)
-                    for index in 0..<frames {
-                        target[index * count + channel] = Float(source[index]) * scale
-                    }
-                }
-            }
-        }
+        FLACSamples.interleave(
+            channels, frames: frames, channelCount: count, bits: output.bitsPerSample, as: output.format,
+            into: &self.pending)
         return true
     }
 
@@ -459,4 +429,46 @@ private let flacMetadata: FLAC__StreamDecoderMetadataCallback = { _, block, clie
 
 private let flacError: FLAC__StreamDecoderErrorCallback = { _, status, client in
     stream(client).noteError(status)
+}
+
+/// libFLAC's decoded block, one array of 32-bit integers per channel at the stream's depth, written
+/// interleaved in the sample format asked for: the file's and the stream's decoders both write it so.
+enum FLACSamples {
+    static func interleave(
+        _ channels: UnsafePointer<UnsafePointer<FLAC__int32>?>, frames: Int, channelCount count: Int, bits: Int,
+        as format: SampleFormat, into pending: inout [UInt8]
+    ) {
+        pending.withUnsafeMutableBytes { raw in
+            for channel in 0..<count {
+                guard let source = channels[channel] else { continue }
+                switch format {
+                case .signed16:
+                    let target = raw.baseAddress!.assumingMemoryBound(to: Int16.self)
+                    let shift = Int32(16 - bits)
+                    for index in 0..<frames {
+                        target[index * count + channel] = Int16(truncatingIfNeeded: source[index] << shift)
+                    }
+                case .signed24:
+                    // Widened to 24 bits, then sign-extended from bit 23 (what the low three bytes hold).
+                    let target = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
+                    let shift = Int32(24 - bits)
+                    for index in 0..<frames {
+                        target[index * count + channel] = (source[index] << (shift + 8)) >> 8
+                    }
+                case .signed32:
+                    let target = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
+                    let shift = Int32(32 - bits)
+                    for index in 0..<frames {
+                        target[index * count + channel] = source[index] << shift
+                    }
+                case .float32:
+                    let target = raw.baseAddress!.assumingMemoryBound(to: Float.self)
+                    let scale = 1 / Float(sign: .plus, exponent: bits - 1, significand: 1)
+                    for index in 0..<frames {
+                        target[index * count + channel] = Float(source[index]) * scale
+                    }
+                }
+            }
+        }
+    }
 }

@@ -487,38 +487,9 @@ public final class FLACStreamDecoder: StreamDecoder {
         self.pendingStart = 0
         self.pendingEnd = bytes
         self.lastBlockFrames = frames
-        let bits = info.bitsPerSample
-        self.pending.withUnsafeMutableBytes { raw in
-            for channel in 0..<count {
-                guard let source = channels[channel] else { continue }
-                switch format.sampleFormat {
-                case .signed16:
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Int16.self)
-                    let shift = Int32(16 - bits)
-                    for index in 0..<frames {
-                        target[index * count + channel] = Int16(truncatingIfNeeded: source[index] << shift)
-                    }
-                case .signed24:
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
-                    let shift = Int32(24 - bits)
-                    for index in 0..<frames {
-                        target[index * count + channel] = (source[index] << (shift + 8)) >> 8
-                    }
-                case .signed32:
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Int32.self)
-                    let shift = Int32(32 - bits)
-                    for index in 0..<frames {
-                        target[index * count + channel] = source[index] << shift
-                    }
-                case .float32:
-                    let target = raw.baseAddress!.assumingMemoryBound(to: Float.self)
-                    let scale = 1 / Float(sign: .plus, exponent: bits - 1, significand: 1)
-                    for index in 0..<frames {
-                        target[index * count + channel] = Float(source[index]) * scale
-                    }
-                }
-            }
-        }
+        FLACSamples.interleave(
+            channels, frames: frames, channelCount: count, bits: info.bitsPerSample, as: format.sampleFormat,
+            into: &self.pending)
         return true
     }
 

@@ -256,6 +256,9 @@ public final class StationStream: StreamByteSource, Sendable {
     /// A snapshot of what is known of the station.
     public var info: StationInfo { shared.withLock { $0.info } }
 
+    /// Counts the ICY titles that took effect (each as `read` handed out the audio it came after).
+    public var titleChanges: Int { shared.withLock { $0.titleChanges } }
+
     /// The bytes `read` has handed out since the station started (every connection's).
     public var bytesRead: Int { shared.withLock { $0.readTotal } }
 
