@@ -3,7 +3,7 @@ public struct StreamLimits: Sendable, Equatable {
     /// Bytes held ahead of the decoder, at most.
     public var bufferBytes: Int = 1 << 20
     /// Bytes buffered before the decoder is asked to start (or the body's end).
-    public var prebufferBytes: Int = 32 * 1024
+    public var prebufferBytes: Int = 16 * 1024
     /// TCP + TLS + the response head.
     public var connectSeconds: Double = 10
     /// From `start()` to the prebuffer full, per connection.

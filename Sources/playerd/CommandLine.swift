@@ -108,7 +108,7 @@ struct CommandLineOptions {
         OptionSpec(
             name: "stream-prebuffer", value: "KiB", environment: "PLAYERD_STREAM_PREBUFFER",
             help:
-                "Of a radio stream, have this much before it starts playing, and again after a reconnection (default 32)."
+                "Of a radio stream, have this much before it starts playing, and again after a reconnection (default 16)."
         ),
         OptionSpec(
             name: "stream-timeout", value: "seconds", environment: "PLAYERD_STREAM_TIMEOUT",
