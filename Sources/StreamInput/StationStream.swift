@@ -90,6 +90,8 @@ struct StationShared: ~Copyable {
     /// is the station's once the audio before it has been handed to the decoder (as MPD shows it when
     /// the audio reaches it, not when it arrives, up to a buffer ahead).
     var titles: [(at: Int, title: String?)] = []
+    /// Different titles waiting for their audio to be read, at most (a buffer of very short songs).
+    static let maximumQueuedTitles = 1024
     /// Counts the titles that took effect, so that a reader sees a change without comparing them.
     var titleChanges = 0
     /// Set by `cancel()`: a title read afterwards is not reported.
@@ -123,10 +125,12 @@ struct StationShared: ~Copyable {
         return total
     }
 
-    /// Queues `title` to take effect after the bytes written so far; with too many waiting, the oldest
-    /// takes effect at once.
+    /// Queues `title` to take effect after the bytes written so far, unless it is the title already
+    /// coming; with too many waiting, the oldest takes effect at once.
     mutating func announce(_ title: String?) {
-        if titles.count >= 64 {
+        // Most servers send the title again in block after block: only a change is queued.
+        if (titles.last.map { $0.title } ?? info.title) == title { return }
+        if titles.count >= Self.maximumQueuedTitles {
             takeTitle(titles.removeFirst().title)
         }
         titles.append((at: writeTotal, title: title))

@@ -215,7 +215,8 @@ struct RadioAgainstMPDTests {
             #expect(try runProgram(Paths.mpc, ["--host", socket, "-q", "play"]).status == 0)
             let current = try eventually("mpc current with the title", within: .seconds(15)) {
                 let current = try runProgram(Paths.mpc, ["--host", socket, "current"]).stdout
-                return current.hasPrefix("playerd test radio") ? current : nil
+                // The title comes with the audio it was sent before (the first ICY block), after the name.
+                return current.hasPrefix("playerd test radio:") ? current : nil
             }
             #expect(current == "playerd test radio: Artist - Song\n")
             let status = try runProgram(Paths.mpc, ["--host", socket]).stdout

@@ -462,8 +462,10 @@ class Handler(socketserver.BaseRequestHandler):
         finally:
             if self.dump and self.dumped:
                 name = os.path.join(self.dump, f"conn-{self.connection_id}.bin")
-                with open(name, "wb") as handle:
+                # Whole or not at all: a reader waiting for the file never sees half of it.
+                with open(name + ".part", "wb") as handle:
                     handle.write(self.dumped)
+                os.replace(name + ".part", name)
             self.station.log(self.record)
 
     @property

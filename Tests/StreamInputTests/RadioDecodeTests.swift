@@ -54,7 +54,8 @@ struct RadioDecodeTests {
             var decoded: [[UInt8]] = []
             for connection in 1...2 {
                 let sent = dump.appendingPathComponent("conn-\(connection).bin").path
-                let limit = ContinuousClock.now + .seconds(3)
+                // The server writes a connection's dump, whole, once it notices the connection ended.
+                let limit = ContinuousClock.now + .seconds(10)
                 while !FileManager.default.fileExists(atPath: sent), ContinuousClock.now < limit {
                     try await Task.sleep(for: .milliseconds(20))
                 }
