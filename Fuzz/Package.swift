@@ -78,6 +78,13 @@ let package = Package(
             dependencies: ["FuzzDecoderSupport", .product(name: "Audio", package: "playerd")],
             swiftSettings: strictSettings
         ),
+        // A radio station's bytes through the stream decoders (StreamDecoders: MP3 feed, FLAC, Ogg),
+        // arriving in pieces with reconnections between them.
+        .executableTarget(
+            name: "FuzzStream",
+            dependencies: ["FuzzSupport", .product(name: "Audio", package: "playerd")],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "FuzzSession",
             dependencies: [

@@ -11,13 +11,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 
-all_targets=(request arguments filter statefile mp3 flac vorbis opus session)
+all_targets=(request arguments filter statefile mp3 flac vorbis opus stream session)
 target=${1:-all}
 seconds=${2:-60}
 case "$target" in
     all) targets=("${all_targets[@]}") ;;
-    request | arguments | filter | statefile | mp3 | flac | vorbis | opus | session) targets=("$target") ;;
-    *) echo "usage: scripts/fuzz.sh [request|arguments|filter|statefile|mp3|flac|vorbis|opus|session|all] [SECONDS]" >&2; exit 2 ;;
+    request | arguments | filter | statefile | mp3 | flac | vorbis | opus | stream | session) targets=("$target") ;;
+    *) echo "usage: scripts/fuzz.sh [request|arguments|filter|statefile|mp3|flac|vorbis|opus|stream|session|all] [SECONDS]" >&2; exit 2 ;;
 esac
 if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
     echo "fuzz: SECONDS must be a positive whole number, not '$seconds'" >&2
@@ -35,6 +35,9 @@ declare -A max_len=([request]=4096 [arguments]=128 [filter]=4096 [statefile]=409
 # FLAC, Ogg Vorbis and Ogg Opus: their headers (a Vorbis setup alone takes a few KiB) and some audio.
 products+=([flac]=FuzzFLAC [vorbis]=FuzzVorbis [opus]=FuzzOpus)
 max_len+=([flac]=16384 [vorbis]=16384 [opus]=16384)
+# A station's first bytes in pieces: headers and some audio of any of the four formats.
+products+=([stream]=FuzzStream)
+max_len+=([stream]=16384)
 
 scratch=$PWD/.build-fuzz
 work=$scratch/fuzz
