@@ -657,17 +657,7 @@ extension OggStreamDecoder {
 
         /// The comments, `NAME=value` split at the first `=`, in stream order.
         func comments() -> [(name: String, value: String)] {
-            let comment = self.comment.pointee
-            guard comment.comments > 0, let texts = comment.user_comments, let lengths = comment.comment_lengths else {
-                return []
-            }
-            var pairs: [(name: String, value: String)] = []
-            for index in 0..<Int(comment.comments) {
-                guard let text = texts[index] else { continue }
-                let bytes = UnsafeRawBufferPointer(start: text, count: max(0, Int(lengths[index])))
-                if let pair = VorbisComments.split(bytes) { pairs.append(pair) }
-            }
-            return pairs
+            VorbisComments.pairs(of: self.comment.pointee)
         }
     }
 

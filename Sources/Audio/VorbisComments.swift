@@ -1,3 +1,4 @@
+import CVorbisFile
 import MusicTags
 
 /// Vorbis comments, the `NAME=value` metadata of FLAC, Ogg Vorbis and Opus files, read as MPD reads
@@ -6,6 +7,21 @@ import MusicTags
 /// in any case (`ARTIST`, `AlbumArtist`, `MUSICBRAINZ_TRACKID` ...). A name given several times keeps
 /// every value, in file order.
 public enum VorbisComments {
+    /// libvorbis's comments (a Vorbis stream's, a file's first link's), each split at its first `=`, in
+    /// stream order; a comment with no `=` or an empty name is passed over.
+    static func pairs(of comment: vorbis_comment) -> [(name: String, value: String)] {
+        guard comment.comments > 0, let texts = comment.user_comments, let lengths = comment.comment_lengths else {
+            return []
+        }
+        var pairs: [(name: String, value: String)] = []
+        for index in 0..<Int(comment.comments) {
+            guard let text = texts[index] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: text, count: max(0, Int(lengths[index])))
+            if let pair = VorbisComments.split(bytes) { pairs.append(pair) }
+        }
+        return pairs
+    }
+
     /// Splits one comment at its first `=`; nil for a comment with no `=` or an empty name.
     public static func split(_ comment: some Collection<UInt8>) -> (name: String, value: String)? {
         guard let equals = comment.firstIndex(of: UInt8(ascii: "=")), equals != comment.startIndex else { return nil }

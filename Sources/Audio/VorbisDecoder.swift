@@ -375,16 +375,8 @@ final class VorbisFile {
     /// The first link's comments, `NAME=value` split at the first `=`, in file order; a comment with
     /// no `=` or an empty name is passed over.
     func comments() -> [(name: String, value: String)] {
-        guard let comment = ov_comment(self.handle, 0)?.pointee, comment.comments > 0,
-            let texts = comment.user_comments, let lengths = comment.comment_lengths
-        else { return [] }
-        var pairs: [(name: String, value: String)] = []
-        for index in 0..<Int(comment.comments) {
-            guard let text = texts[index] else { continue }
-            let bytes = UnsafeRawBufferPointer(start: text, count: max(0, Int(lengths[index])))
-            if let pair = VorbisComments.split(bytes) { pairs.append(pair) }
-        }
-        return pairs
+        guard let comment = ov_comment(self.handle, 0)?.pointee else { return [] }
+        return VorbisComments.pairs(of: comment)
     }
 
     /// A reason a person can act on for one of libvorbisfile's error codes.

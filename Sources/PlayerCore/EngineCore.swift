@@ -350,7 +350,7 @@ final class EngineCore {
             return nil
         }
         // A new priority of the next song changes nothing here; a new range does.
-        guard !SongDecoder.isStream(next.path) else {
+        guard !StationStream.isStation(next.path) else {
             // A station is not opened ahead: the song before it ends as it is, and the station starts.
             self.upcoming = nil
             return nil
@@ -446,7 +446,7 @@ final class EngineCore {
             let ahead = self.takeUpcoming(for: entry, startOffset: startOffset)
             self.decoder = nil
             self.cancelPendingStream()
-            if SongDecoder.isStream(entry.path) {
+            if StationStream.isStation(entry.path) {
                 // The station is connected to on the network's threads; the player stays in Prepare
                 // until it has sent enough to play (`advancePendingStream`). A stream starts where it
                 // is: a start offset (a restored position) means nothing to it.
@@ -593,6 +593,8 @@ final class EngineCore {
         var retryAt: Int64?
         /// When the station must have given a format, or be given up.
         var deadline: Int64
+        /// What the station had said of itself when the status was last published for it.
+        var publishedInfo: StationInfo?
     }
 
     /// Starts connecting to the station `entry` names; its reports come back through the mailbox.
@@ -658,8 +660,13 @@ final class EngineCore {
                 // Not enough to tell yet; the station reports no bytes, so it is looked at again.
                 pending.retryAt = self.clock.now() + Self.streamRetryNanoseconds
             }
+            let changed = pending.publishedInfo != info
+            pending.publishedInfo = info
             self.pendingStream = pending
-            self.publish()
+            if changed {
+                // What the station said of itself (its name, a reconnection), not each look at it.
+                self.publish()
+            }
             return
         case .failed(let message):
             self.cancelPendingStream()

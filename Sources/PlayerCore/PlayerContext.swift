@@ -1,4 +1,5 @@
 import Audio
+import StreamInput
 
 /// The player's brain: the current state (exactly one of the four state structs), the queue, volume,
 /// timers and the last error. It guards every transition with one table and returns the effects the
@@ -171,7 +172,7 @@ public struct PlayerContext: Sendable {
             }
             return try self.prepareCurrent(request)
 
-        case (.seek, _) where self.state.entry.map({ SongDecoder.isStream($0.path) }) ?? false:
+        case (.seek, _) where self.state.entry.map({ StationStream.isStation($0.path) }) ?? false:
             self.lastError = "Not seekable"
             throw .notSeekable(request: request.name)
         case (.seek(let offset), .prepare(var prepare)):
@@ -189,7 +190,7 @@ public struct PlayerContext: Sendable {
             guard let entry = self.queue.entry(at: position) else {
                 throw .noSuchSong(request: request.name, detail: "no song at position \(position)")
             }
-            if SongDecoder.isStream(entry.path) {
+            if StationStream.isStation(entry.path) {
                 self.lastError = "Not seekable"
                 throw .notSeekable(request: request.name)
             }
@@ -198,7 +199,7 @@ public struct PlayerContext: Sendable {
             guard let position = self.queue.position(ofID: id) else {
                 throw .noSuchSong(request: request.name, detail: "no song with id \(id)")
             }
-            if let entry = self.queue.entry(at: position), SongDecoder.isStream(entry.path) {
+            if let entry = self.queue.entry(at: position), StationStream.isStation(entry.path) {
                 self.lastError = "Not seekable"
                 throw .notSeekable(request: request.name)
             }

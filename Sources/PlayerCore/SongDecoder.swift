@@ -25,14 +25,9 @@ final class SongDecoder {
     /// the song goes on, it has not ended.
     private(set) var isStarved = false
 
-    /// Whether `path` names a network stream (the URL of an internet radio station) rather than a file.
-    static func isStream(_ path: String) -> Bool {
-        StationStream.isStation(path)
-    }
-
     /// Opens the entry's file and moves to the range's start.
     init(entry: QueueEntry, sampleFormat: SampleFormat, replayGain: ReplayGain) throws(DecoderError) {
-        if Self.isStream(entry.path) {
+        if StationStream.isStation(entry.path) {
             // A station is opened by the engine, off the audio thread (`init(entry:stream:station:)`).
             throw .unsupported(path: entry.path, reason: "a network stream is not opened as a file")
         }

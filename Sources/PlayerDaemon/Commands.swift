@@ -3,6 +3,7 @@ import ControlProtocol
 import Library
 import MusicTags
 import PlayerCore
+import StreamInput
 
 /// The daemon's one command table: every command's name, argument counts, permission and handler.
 /// Handlers only parse their arguments and act; counting and permissions happen in the table.
@@ -191,7 +192,7 @@ enum Commands {
             for (index, path) in paths.enumerated() {
                 guard !cancellation.isCancelled else { throw Ack(.system, "cancelled", command: call.name) }
                 // A station is tried when it plays: whether it answers is the network's to tell.
-                if PlayerService.isStreamURL(path) {
+                if StationStream.isStation(path) {
                     return (paths, index)
                 }
                 do throws(DecoderError) {
@@ -502,7 +503,7 @@ enum Commands {
         // A station is named by its URL.
         let file = uri.hasPrefix("file://") ? String(uri.dropFirst("file://".count)) : uri
         let path =
-            PlayerService.isStreamURL(uri) || file.hasPrefix("/")
+            StationStream.isStation(uri) || file.hasPrefix("/")
             ? file : (service.configuration.musicDirectory ?? "") + "/" + file
         guard paths.count == 1, paths[0] == path else {
             throw Ack(.noExist, "No such song", command: call.name)

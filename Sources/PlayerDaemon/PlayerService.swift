@@ -270,7 +270,7 @@ public final class PlayerService: Sendable {
     /// walk runs off the cooperative pool, stops at the queue's length limit, and ends when the calling
     /// task is cancelled.
     func resolve(_ uri: String, for session: SessionSettings, command: String) async throws(Ack) -> [String] {
-        if Self.isStreamURL(uri) {
+        if StationStream.isStation(uri) {
             return [uri]
         }
         // What the library holds is a query, not a walk: it runs on the library's threads, which are not
@@ -326,7 +326,7 @@ public final class PlayerService: Sendable {
         cancellation: WalkCancellation
     ) throws(Ack) -> [String] {
         try Self.checkScheme(uri, command: command)
-        if Self.isStreamURL(uri) {
+        if StationStream.isStation(uri) {
             // A station: queued as its address (MPD adds a URL as one song, whatever it serves).
             return [uri]
         }
@@ -389,11 +389,6 @@ public final class PlayerService: Sendable {
         throw Ack(.argument, "Unsupported URI scheme", command: command)
     }
 
-    /// Whether `uri` is the address of a network stream (`http://` or `https://` and a host).
-    static func isStreamURL(_ uri: String) -> Bool {
-        StationStream.isStation(uri)
-    }
-
     /// Whether a file's suffix is one playerd plays (`AudioFileKind.songSuffixes`) or expands (M3U
     /// playlists).
     static func isPlayable(_ path: String) -> Bool {
@@ -452,7 +447,7 @@ public final class PlayerService: Sendable {
         to response: inout ResponseWriter
     ) {
         var info = self.songs.info(for: entry.path)
-        if Self.isStreamURL(entry.path) {
+        if StationStream.isStation(entry.path) {
             // The station playing: what it announces now (its name, the title on air).
             let status = self.engine.status
             if let stream = status.stream, status.entry?.id == entry.id {

@@ -90,7 +90,7 @@ extension Commands {
     /// music directory (`Album/list.m3u`), its entries relative to the music directory.
     private static func entries(_ service: PlayerService, _ call: CommandCall) async throws(Ack) -> [String] {
         let name = call.argument(0)
-        if PlayerService.isStreamURL(name) {
+        if StationStream.isStation(name) {
             // A station list on the network (m3u, extended m3u, pls), as MPD's playlist plugins read it.
             return try await FileSystemWork.run { _ throws(Ack) in
                 let fetched: (contentType: String?, body: [UInt8])
@@ -146,7 +146,7 @@ extension Commands {
         let stations = StationList.parse(text, base: base)
         // As MPD's playlist plugins name them: a pls's TitleN is the song's Title, an #EXTINF its Name.
         let isPLS = text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" }).lowercased().hasPrefix("[playlist]")
-        for station in stations where PlayerService.isStreamURL(station.url) {
+        for station in stations where StationStream.isStation(station.url) {
             if let title = station.title, !title.isEmpty {
                 var tags = Tags()
                 tags[isPLS ? .title : .name] = [title]

@@ -1,6 +1,7 @@
 import Audio
 import Library
 import MusicTags
+import StreamInput
 import Synchronization
 
 #if canImport(Glibc)
@@ -62,7 +63,7 @@ final class SongInfoCache: Sendable {
     /// The tags and length of the file at `path`; an unreadable file has none. A station (a URL) has
     /// what its list said of it, and no length.
     func info(for path: String) -> SongInfo {
-        if PlayerService.isStreamURL(path) {
+        if StationStream.isStation(path) {
             return SongInfo(tags: self.stations.withLock { $0[path] } ?? Tags())
         }
         if let cached = self.entries.withLock({ $0[path] }) {

@@ -2,6 +2,7 @@ import Audio
 import Dispatch
 import Logging
 import PlayerCore
+import StreamInput
 import Synchronization
 
 #if canImport(Glibc)
@@ -135,7 +136,7 @@ final class StatePersistence: Sendable {
         var priorities: [Int: UInt8] = [:]
         for (position, path) in saved.paths.enumerated() {
             // A station is kept as it is: whether it answers is for when it plays.
-            guard PlayerService.isStreamURL(path) || access(PathEscaping.systemPath(path), R_OK) == 0 else {
+            guard StationStream.isStation(path) || access(PathEscaping.systemPath(path), R_OK) == 0 else {
                 limits.logger.notice("skipped \(path) from the saved queue: \(String(cString: strerror(errno)))")
                 continue
             }
