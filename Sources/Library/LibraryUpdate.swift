@@ -38,8 +38,12 @@ struct LibraryUpdate {
     /// Called with each batch's figures as it is committed, for progress reports.
     var progress: (@Sendable (UpdateReport) -> Void)?
 
-    /// Songs read and written per transaction.
-    static let batchSize = 512
+    /// Songs read and written in the first transaction; each next one takes twice as many, up to
+    /// `largestBatch`. Small updates stay small (a batch is read while the one before it is written, and
+    /// the first is read with nothing to overlap); large ones commit less often, and each commit writes
+    /// the index pages it touched once for thousands of songs, not for 512.
+    static let firstBatch = 512
+    static let largestBatch = 4096
 
     private struct Known {
         var directories: [PathKey: (id: Int64, mtime: Int64)] = [:]
@@ -153,14 +157,19 @@ struct LibraryUpdate {
         let writing = DispatchGroup()
         let outcome = Mutex<(added: Int, updated: Int, error: (any Error)?)>((0, 0, nil))
         let database = self.database
+        // Thousands of songs to write: the writer's page cache grows for the job (`LibraryDatabase.bulk`).
+        let bulk = toRead.count >= Self.largestBatch ? try database.beginBulkWriting() : nil
+        defer { bulk.map(database.endBulkWriting) }
         var start = 0
+        var batchSize = Self.firstBatch
         while start < toRead.count {
             if self.cancellation?.isCancelled == true {
                 report.cancelled = true
                 break
             }
-            let batch = Array(toRead[start..<min(start + Self.batchSize, toRead.count)])
+            let batch = Array(toRead[start..<min(start + batchSize, toRead.count)])
             start += batch.count
+            batchSize = min(batchSize * 2, Self.largestBatch)
             let results = Self.readConcurrently(
                 batch.map { item in
                     (self.musicDirectory + "/" + item.uri, item)
