@@ -11,7 +11,12 @@ struct SongRowWriter {
     private let insertText: RawStatement
     private let findSong: RawStatement
     private let deleteSong: RawStatement
+    private let songTagNames: RawStatement
     private var directoryIDs: [String: Int64] = [:]
+    /// How many more (or fewer) songs have each tag name (by `TagName.order`) than before this writer
+    /// wrote: a small update adjusts the counts `stats` and `list` keep (`LibraryUpdate.refreshDerived`)
+    /// by these instead of counting every tag row again, which took 1.2 s at 200,000 songs.
+    private(set) var taggedChanges: [Int64: Int] = [:]
 
     init(_ db: Database) throws {
         self.db = db
@@ -28,6 +33,7 @@ struct SongRowWriter {
             db, "INSERT INTO song_text (rowid, \(Self.textColumns)) VALUES (?, \(Self.textPlaceholders))")
         self.findSong = try RawStatement(db, "SELECT id, added FROM song WHERE uri = ?")
         self.deleteSong = try RawStatement(db, "DELETE FROM song WHERE id = ?")
+        self.songTagNames = try RawStatement(db, "SELECT DISTINCT name FROM tag WHERE song = ?")
     }
 
     private static let textPlaceholders = Array(repeating: "?", count: TagName.allCases.count).joined(
@@ -46,8 +52,7 @@ struct SongRowWriter {
                 let id = self.findSong.int64(0)
                 added = self.findSong.int64(1)
                 self.findSong.reset()
-                self.deleteSong.bind(1, id)
-                try self.deleteSong.run(self.db)
+                try self.delete(id)
             }
         }
         let insertSong = self.insertSong
@@ -65,6 +70,9 @@ struct SongRowWriter {
         insertSong.bind(12, Int64(record.bits ?? 16))
         try insertSong.run(self.db)
         let song = self.db.lastInsertedRowID
+        for name in Set(record.tagRows.map(\.order)) {
+            self.taggedChanges[name, default: 0] += 1
+        }
         for row in record.tagRows {
             self.insertTag.bind(1, song)
             self.insertTag.bind(2, row.order)
@@ -78,6 +86,24 @@ struct SongRowWriter {
             self.insertText.bind(Int32(index + 2), text)
         }
         try self.insertText.run(self.db)
+    }
+
+    /// Removes the song at `uri`, if there is one, with its tags and full-text row.
+    mutating func remove(uri: String) throws {
+        self.findSong.bind(1, uri)
+        guard try self.findSong.next(self.db) else { return }
+        let id = self.findSong.int64(0)
+        self.findSong.reset()
+        try self.delete(id)
+    }
+
+    private mutating func delete(_ id: Int64) throws {
+        self.songTagNames.bind(1, id)
+        while try self.songTagNames.next(self.db) {
+            self.taggedChanges[self.songTagNames.int64(0), default: 0] -= 1
+        }
+        self.deleteSong.bind(1, id)
+        try self.deleteSong.run(self.db)
     }
 
     private mutating func directoryID(_ uri: String) throws -> Int64 {

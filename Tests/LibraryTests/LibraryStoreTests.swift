@@ -300,6 +300,59 @@ final class ScannedTree {
         #expect(again.added == 0 && again.updated == 0 && again.removed == 0)
     }
 
+    @Test("small updates adjust the per-tag song counts, which then equal a count of every tag row")
+    func taggedCountsFollowSmallUpdates() throws {
+        let tree = try ScannedTree()
+        _ = try tree.update()
+        func counts() throws -> (kept: [String: Int], counted: [String: Int]) {
+            try tree.database.read { db in
+                let kept = try Row.fetchAll(db, sql: "SELECT key, value FROM meta WHERE key LIKE 'tagged:%'")
+                let counted = try Row.fetchAll(
+                    db,
+                    sql: "SELECT 'tagged:' || name, count(*) FROM (SELECT DISTINCT song, name FROM tag) GROUP BY name")
+                return (
+                    Dictionary(uniqueKeysWithValues: kept.map { ($0[0] as String, $0[1] as Int) }),
+                    Dictionary(uniqueKeysWithValues: counted.map { ($0[0] as String, $0[1] as Int) })
+                )
+            }
+        }
+        let first = try counts()
+        #expect(!first.kept.isEmpty && first.kept == first.counted)
+        // A song's tags change (ID3v2.3 Björk to ID3v2.4 Мумий Тролль), one goes, two come.
+        let fixtures = ScannedTree.fixtures
+        try FileManager.default.removeItem(atPath: tree.music + "/A/x.mp3")
+        try FileManager.default.copyItem(atPath: fixtures + "/tagged-id3v24.mp3", toPath: tree.music + "/A/x.mp3")
+        try FileManager.default.removeItem(atPath: tree.music + "/C/z.mp3")
+        try FileManager.default.copyItem(atPath: fixtures + "/tagged-id3v1.mp3", toPath: tree.music + "/A/new.mp3")
+        try FileManager.default.copyItem(atPath: fixtures + "/tagged-id3v23.mp3", toPath: tree.music + "/new.mp3")
+        // Whole seconds: the same size and mtime would be taken for "unchanged".
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 5)], ofItemAtPath: tree.music + "/A/x.mp3")
+        let report = try tree.update()
+        #expect(report.added == 2 && report.updated == 1 && report.removed == 1)
+        let second = try counts()
+        #expect(second.kept == second.counted && second.kept != first.kept)
+        // One file, updated by itself; then one that became unreadable leaves with its tags.
+        try FileManager.default.removeItem(atPath: tree.music + "/new.mp3")
+        try FileManager.default.copyItem(atPath: fixtures + "/tagged-id3v1.mp3", toPath: tree.music + "/new.mp3")
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 10)], ofItemAtPath: tree.music + "/new.mp3")
+        #expect(try tree.update("new.mp3").updated == 1)
+        let third = try counts()
+        #expect(third.kept == third.counted)
+        try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: tree.music + "/A/new.mp3"))
+        // It counts as removed: `stats` and idle `database` follow (they did not, before these counts).
+        #expect(try tree.update().removed == 1)
+        #expect(try tree.database.read { try Int.fetchOne($0, sql: "SELECT value FROM meta WHERE key = 'songs'") } == 4)
+        let fourth = try counts()
+        #expect(fourth.kept == fourth.counted && fourth.kept != third.kept)
+        // A directory that goes takes its songs: counted again.
+        try FileManager.default.removeItem(atPath: tree.music + "/A")
+        _ = try tree.update()
+        let fifth = try counts()
+        #expect(fifth.kept == fifth.counted)
+    }
+
     @Test func quickQueriesAreAbandonedWhenTheyProveLongOrSlow() throws {
         let tree = try ScannedTree()
         try FileManager.default.createDirectory(atPath: tree.music + "/Many", withIntermediateDirectories: true)
