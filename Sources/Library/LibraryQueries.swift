@@ -153,8 +153,10 @@ extension MusicLibrary {
                 return
             }
             let range = LibraryUpdate.under("uri", uri)
-            let directories = try Row.fetchAll(
-                db, sql: "SELECT id, uri, mtime FROM directory WHERE \(range.sql) ORDER BY position",
+            // Directory by directory as the index gives them, not all read first: a million songs'
+            // tree has tens of thousands.
+            let directories = try RawStatement(
+                db.makeStatement(sql: "SELECT id, uri, mtime FROM directory WHERE \(range.sql) ORDER BY position"),
                 arguments: range.arguments)
             let songs = try db.cachedStatement(
                 sql: "SELECT \(SongBlockWriter.columns) FROM song s WHERE s.directory = ? ORDER BY s.listing")
@@ -162,27 +164,29 @@ extension MusicLibrary {
             let playlists = try RawStatement(
                 db, "SELECT name, mtime FROM playlist_file WHERE directory = ? ORDER BY name")
             defer {
+                directories.reset()
                 songURIs.reset()
                 playlists.reset()
             }
-            for directory in directories {
-                let directoryURI: String = directory[1]
+            while try directories.next(db) {
+                let directoryID = directories.int64(0)
+                let directoryURI = directories.string(1)
                 // As in MPD, a listing of a directory starts with that directory itself.
                 if !directoryURI.isEmpty {
                     response.field("directory", directoryURI)
-                    if info { response.field("Last-Modified", Self.timestamp(directory[2])) }
+                    if info { response.field("Last-Modified", Self.timestamp(directories.int64(2))) }
                 }
                 if info {
-                    guard try writer.write(songs, arguments: [directory[0] as Int64], to: &response, flush: flush)
+                    guard try writer.write(songs, arguments: [directoryID], to: &response, flush: flush)
                     else { return }
                 } else {
-                    songURIs.bind(1, directory[0] as Int64)
+                    songURIs.bind(1, directoryID)
                     while try songURIs.next(db) {
                         response.field("file", songURIs.string(0))
                         if !Self.goesOn(&response, flush) { return }
                     }
                 }
-                playlists.bind(1, directory[0] as Int64)
+                playlists.bind(1, directoryID)
                 while try playlists.next(db) {
                     let name = playlists.string(0)
                     response.field("playlist", directoryURI.isEmpty ? name : directoryURI + "/" + name)
@@ -318,9 +322,9 @@ extension MusicLibrary {
             // Every (group values..., value) tuple the matching songs make, outermost group first.
             let levels = query.groups.reversed() + [tag]
             if levels.count == 1 && query.filter == nil {
-                // The common `list Artist`: straight from the index, with counts the update stored.
-                let values = try String.fetchAll(
-                    db, sql: "SELECT DISTINCT value FROM tag WHERE name = ? ORDER BY value", arguments: [tag.order])
+                // The common `list Artist`: straight from the index, in its order, with counts the update
+                // stored. Read row by row, as every answer here: `list title` of a million songs is
+                // streamed, never held whole (issue 27).
                 let counts = try Row.fetchOne(
                     db,
                     sql: """
@@ -330,46 +334,32 @@ extension MusicLibrary {
                 let songs: Int = counts?[0] ?? 0
                 let tagged: Int = counts?[1] ?? 0
                 if tagged < songs { response.field(tag.rawValue, "") }
-                for value in values {
-                    response.field(tag.rawValue, value)
+                let values = try RawStatement(db, "SELECT DISTINCT value FROM tag WHERE name = ? ORDER BY value")
+                values.bind(1, Int64(tag.order))
+                defer { values.reset() }
+                while try values.next(db) {
+                    response.field(tag.rawValue, values.string(0))
                     if !Self.goesOn(&response, flush) { return }
                 }
                 return
             }
-            var songValues: [Int64: [TagName: [String]]] = [:]
-            var matching: [Int64] = []
-            let songs = try Row.fetchCursor(
-                db, sql: "SELECT s.id FROM song s WHERE \(condition.sql)",
-                arguments: StatementArguments(condition.arguments))
-            while let row = try songs.next() {
-                matching.append(row[0])
+            // One row per distinct tuple, a song lacking a level's tag giving "" there; SQLite's sorter
+            // orders them (byte order, as MPD's) in bounded memory, spilling to its temporary files for
+            // a large library, so nothing here grows with the answer.
+            let joins = levels.indices.map { index in
+                "LEFT JOIN tag t\(index) ON t\(index).song = s.id AND t\(index).name = \(levels[index].order)"
             }
-            let names = Set(levels).map { String($0.order) }.joined(separator: ",")
-            let rows = try Row.fetchCursor(db, sql: "SELECT song, name, value FROM tag WHERE name IN (\(names))")
-            let wanted = Set(matching)
-            while let row = try rows.next() {
-                let song: Int64 = row[0]
-                guard wanted.contains(song), let name = TagName(order: row[1])
-                else { continue }
-                songValues[song, default: [:]][name, default: []].append(row[2])
-            }
-            var tuples: Set<[String]> = []
-            for song in matching {
-                var partial: [[String]] = [[]]
-                for level in levels {
-                    let values = songValues[song]?[level] ?? [""]
-                    partial = partial.flatMap { prefix in values.map { prefix + [$0] } }
-                }
-                tuples.formUnion(partial)
-            }
-            let sorted = tuples.sorted { left, right in
-                for (a, b) in zip(left, right) where a != b {
-                    return a.utf8.lexicographicallyPrecedes(b.utf8)
-                }
-                return false
-            }
+            let values = levels.indices.map { "coalesce(t\($0).value, '')" }
+            let sql = """
+                SELECT DISTINCT \(values.joined(separator: ", ")) FROM song s \(joins.joined(separator: " "))
+                WHERE \(condition.sql) ORDER BY \(levels.indices.map { String($0 + 1) }.joined(separator: ", "))
+                """
+            let rows = try RawStatement(
+                db.makeStatement(sql: sql), arguments: StatementArguments(condition.arguments))
+            defer { rows.reset() }
             var previous: [String]?
-            for tuple in sorted {
+            while try rows.next(db) {
+                let tuple = levels.indices.map { rows.string(Int32($0)) }
                 for (index, level) in levels.enumerated().dropLast()
                 where previous == nil || previous![...index] != tuple[...index] {
                     response.field(level.rawValue, tuple[index])
@@ -382,7 +372,9 @@ extension MusicLibrary {
     }
 
     /// `count FILTER [group TAG]`: songs and whole seconds of music, per value of the group's tag.
-    public func count(_ query: LibraryQuery, to response: inout ResponseWriter) throws(Ack) {
+    public func count(
+        _ query: LibraryQuery, to response: inout ResponseWriter, flush: ResponseFlush = { _ in true }
+    ) throws(Ack) {
         try self.read { db in
             try self.checkBase(query.filter, db)
             let condition = FilterSQL.condition(query.filter)
@@ -394,7 +386,9 @@ extension MusicLibrary {
                 response.field("playtime", Int(row?[1] as Double? ?? 0))
                 return
             }
-            let rows = try Row.fetchAll(
+            // Group by group, as SQLite's aggregate hands them over: `count group title` of a million
+            // songs is streamed, never held whole.
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT coalesce(t.value, ''), count(DISTINCT s.id), total(s.duration) FROM song s
@@ -402,11 +396,11 @@ extension MusicLibrary {
                     WHERE \(condition.sql) GROUP BY 1 ORDER BY 1
                     """,
                 arguments: StatementArguments([group.order.databaseValue] + condition.arguments))
-            for row in rows {
+            while let row = try rows.next() {
                 response.field(group.rawValue, row[0] as String)
                 response.field("songs", row[1] as Int)
                 response.field("playtime", Int(row[2] as Double))
-                if !Self.goesOn(&response, { _ in true }) { return }
+                if !Self.goesOn(&response, flush) { return }
             }
         }
     }

@@ -134,7 +134,11 @@ final class LibraryWatcher: Sendable {
         if first {
             let interval =
                 self.rescanInterval % 1000 == 0 ? "\(self.rescanInterval / 1000) s" : "\(self.rescanInterval) ms"
-            self.notice("\(reason): the library is rescanned every \(interval) instead of watched")
+            // Said once, not per directory, with what to do about it.
+            self.notice(
+                "\(reason): the library is rescanned every \(interval) instead of watched; run `update` to "
+                    + "rescan at once, or raise the limit (sysctl fs.inotify.max_user_watches) and restart "
+                    + "playerd to have changes seen as they happen")
         }
     }
 

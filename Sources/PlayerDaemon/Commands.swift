@@ -587,6 +587,8 @@ enum Commands {
             for (position, entry) in entries {
                 if cancellation.isCancelled { break }
                 service.writeSong(entry, position: position, tagTypes: call.session.tagTypes, to: &call.response)
+                // A long queue's answer goes out piece by piece, not built whole (issue 27).
+                guard call.flushIfLarge() else { break }
             }
             return call
         }

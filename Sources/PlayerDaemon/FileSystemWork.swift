@@ -1,4 +1,5 @@
 import ControlProtocol
+import Dispatch
 import NIOPosix
 import PlayerCore
 
@@ -28,7 +29,20 @@ enum FileSystemWork {
 
     private static let walks = Self.startedPool(threads: 4)
     private static let songInfo = Self.startedPool(threads: 2)
-    private static let library = Self.startedPool(threads: 4)
+    /// The library's threads: as many as the database has readers (`LibraryDatabase`), of which only
+    /// `libraryTurns` work at once. The rest are for answers waiting for their clients to read.
+    private static let library = Self.startedPool(threads: 16)
+    /// Library queries that may work at once. A query whose answer waits for a slow client gives its
+    /// turn up meanwhile (`waitingForClient`): a client that stops reading holds its own thread and
+    /// place in its answer, never a turn of the other clients' queries (issue 27; with 4 such clients
+    /// and 4 threads, everybody else's `lsinfo` waited for the minute's stall limit).
+    private static let libraryTurns = DispatchSemaphore(value: 4)
+    /// Whether the calling thread holds a library turn: non-nil when it does.
+    private static let holdsTurn: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     /// The nice value of the threads: below the daemon's other threads, whatever the machine's load.
     static let niceness: Int32 = 10
@@ -73,10 +87,25 @@ enum FileSystemWork {
             // On Linux the nice value belongs to the thread: this one, which only ever runs this work.
             // Library queries keep the daemon's priority: they are bounded reads a client waits for (as
             // MPD answers them on its main thread), where a walk may take minutes.
-            if lane != .library {
+            guard lane == .library else {
                 _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+                body()
+                return
             }
+            Self.libraryTurns.wait()
+            pthread_setspecific(Self.holdsTurn, UnsafeRawPointer(bitPattern: 1))
             body()
+            pthread_setspecific(Self.holdsTurn, nil)
+            Self.libraryTurns.signal()
         }
+    }
+
+    /// Runs `wait` — a wait for a client to read a piece of its answer — with the calling thread's
+    /// library turn given to another query meanwhile, and taken back after.
+    static func waitingForClient<Value>(_ wait: () -> Value) -> Value {
+        guard pthread_getspecific(Self.holdsTurn) != nil else { return wait() }
+        Self.libraryTurns.signal()
+        defer { Self.libraryTurns.wait() }
+        return wait()
     }
 }

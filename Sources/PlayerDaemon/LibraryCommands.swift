@@ -222,6 +222,9 @@ extension Commands {
 
     private static func count(_ service: PlayerService, _ call: inout CommandCall) throws(Ack) {
         let query = try parseQuery(call, call.arguments[...], ignoringCase: false, allowing: [.group])
-        try self.library(service, call).count(query, to: &call.response)
+        let stream = call.stream
+        try self.library(service, call).count(query, to: &call.response) { response in
+            stream?.send(&response) ?? true
+        }
     }
 }

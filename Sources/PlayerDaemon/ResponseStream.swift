@@ -7,8 +7,9 @@ import Synchronization
 /// 100,000 songs is 27 MB), so that the daemon's memory stays bounded whatever the answer's size.
 ///
 /// `send` blocks its thread (one of the file-system work threads) until the piece is in the socket: a
-/// client reading slowly slows only its own answer. One that reads nothing for `stallLimit` is
-/// disconnected rather than allowed to hold a thread for ever.
+/// client reading slowly slows only its own answer, and its query gives its turn to others meanwhile.
+/// One that reads nothing for `stallLimit` is disconnected rather than allowed to hold a thread for
+/// ever.
 final class ResponseStream: Sendable {
     private let channel: Channel
     private let sentSomething = Atomic<Bool>(false)
@@ -33,7 +34,9 @@ final class ResponseStream: Sendable {
             if case .success = result { box.flag.store(true, ordering: .relaxed) }
             written.signal()
         }
-        guard written.wait(timeout: .now() + Self.stallLimit) == .success else {
+        // A library query waits without holding a turn of the others' (FileSystemWork.waitingForClient).
+        let outcome = FileSystemWork.waitingForClient { written.wait(timeout: .now() + Self.stallLimit) }
+        guard outcome == .success else {
             self.channel.close(promise: nil)
             return false
         }

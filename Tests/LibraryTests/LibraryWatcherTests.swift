@@ -92,6 +92,9 @@ import Testing
         let said = notices.texts.withLock { $0.filter { $0.contains("watch limit") } }
         #expect(said.count == 1)
         #expect(said.first?.contains("rescanned every 500 ms instead of watched") == true)
+        // It says what to do: rescan now, or raise the limit.
+        #expect(said.first?.contains("run `update` to rescan at once") == true)
+        #expect(said.first?.contains("raise the limit (sysctl fs.inotify.max_user_watches)") == true)
     }
 
     @Test func damageFoundAfterOpeningIsMovedAsideAndRebuilt() async throws {

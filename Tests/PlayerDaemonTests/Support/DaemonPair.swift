@@ -47,8 +47,12 @@ final class RunningMPD {
     private let program: BackgroundProgram
 
     /// Starts mpd and waits (up to `readiness`) until it greets and has read the music directory. It has
-    /// one paced null output for each of `outputs`, by that name.
-    init(music: String, outputs: [String] = ["null"], readiness: Duration = .seconds(20)) throws {
+    /// one paced null output for each of `outputs`, by that name; `extraConfiguration` is appended to
+    /// its configuration file as it is (`max_output_buffer_size "65536"`).
+    init(
+        music: String, outputs: [String] = ["null"], extraConfiguration: String = "",
+        readiness: Duration = .seconds(20)
+    ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw HarnessError("\(Self.executable) is missing: scripts/setup.sh test installs Debian's mpd")
         }
@@ -71,7 +75,7 @@ final class RunningMPD {
             + outputs.map {
                 "audio_output {\n    type \"null\"\n    name \"\($0)\"\n    sync \"yes\"\n    mixer_type \"software\"\n}\n"
             }
-            .joined()
+            .joined() + extraConfiguration
         do {
             try configuration.write(toFile: self.directory + "/mpd.conf", atomically: true, encoding: .utf8)
             self.program = try BackgroundProgram(Self.executable, ["--no-daemon", self.directory + "/mpd.conf"])
