@@ -55,8 +55,11 @@ final class MPDServer {
         self.process.arguments = ["--no-daemon", "--stderr", config]
         let log = self.scratch.file("mpd.log")
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        self.process.standardError = self.process.standardOutput
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        // mpd has its own copy once started: ours is closed now, not when Foundation drops the Process.
+        defer { try? output.close() }
+        self.process.standardOutput = output
+        self.process.standardError = output
         self.process.standardInput = FileHandle.nullDevice
         try self.process.run()
         do {
@@ -191,6 +194,13 @@ final class RunningCommand {
         }
         self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.scratch.file("err")))
         self.process.standardInput = FileHandle.nullDevice
+        // The child has its own copies once started: the parent's are closed now, not when Foundation
+        // drops the Process.
+        defer {
+            for handle in [self.process.standardOutput, self.process.standardError] {
+                try? (handle as? FileHandle)?.close()
+            }
+        }
         try self.process.run()
     }
 

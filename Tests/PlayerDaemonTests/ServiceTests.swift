@@ -64,6 +64,8 @@ func startPlayerd(_ arguments: [String], environment extra: [String: String], lo
     process.standardOutput = handle
     process.standardError = handle
     process.standardInput = FileHandle.nullDevice
+    // playerd has its own copy once started: ours is closed now, not when Foundation drops the Process.
+    defer { try? handle.close() }
     try process.run()
     return process
 }
@@ -360,6 +362,8 @@ func startPlayerdUnder(_ executable: String, _ arguments: [String], log: String)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
     process.standardOutput = handle
     process.standardError = handle
+    // playerd has its own copy once started: ours is closed now, not when Foundation drops the Process.
+    defer { try? handle.close() }
     try process.run()
     return process
 }

@@ -110,8 +110,17 @@ final class BackgroundProgram {
             self.process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         }
         self.process.standardInput = FileHandle.nullDevice
-        self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stdoutPath))
-        self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stderrPath))
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stdoutPath))
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stderrPath))
+        // The child has its own copies once started. Ours are closed now, not when Foundation lets go of
+        // the Process (which it did not: hundreds of descriptors piled up over a run, and Process.run's
+        // walk of /proc/self/fd then read past glibc's buffer and crashed the test process).
+        defer {
+            try? output.close()
+            try? errors.close()
+        }
+        self.process.standardOutput = output
+        self.process.standardError = errors
         try self.process.run()
     }
 

@@ -96,6 +96,8 @@ final class RunningPlayerd {
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: self.logPath))
         self.program.standardOutput = log
         self.program.standardError = log
+        // The daemon has its own copy once started; ours would outlive the test (see BackgroundProgram).
+        defer { try? log.close() }
         do {
             try self.program.run()
             // Who started whom, for the sweep after a crashed test run.
