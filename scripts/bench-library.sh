@@ -59,6 +59,8 @@ BENCH_NAME=bench-library
 # shellcheck source=bench-common.sh
 source scripts/bench-common.sh
 started=$(date +%s)
+# mpd's update thread runs at SCHED_IDLE: other load slows its scans and updates (BENCHMARKS.md, G).
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- tools, build, trees ---------------------------------------------------------
 need_tools mpd mpc sox lame
@@ -499,6 +501,6 @@ flat=$(awk -v g="$(median lai-grow-mine)" 'BEGIN { print (g <= 10) ? "met" : "no
 NOTES+=("playerd's RSS during listallinfo of $LARGEST songs: +$(median lai-grow-mine) MB over its RSS before (target within 10 MB: $flat).")
 NOTES+=("Songs found: search $(cat "$TMP/samples/search-files-mine") ($SMALL), $(cat "$TMP/samples/bigsearch-files-mine") ($LARGEST); find album \"$FIND_ALBUM\" $(cat "$TMP/samples/find-files-mine"); lsinfo \"$LSINFO_DIR\" $(cat "$TMP/samples/lsinfo-files-mine"); list artist $(cat "$TMP/samples/list-lines-mine") lines (the same for mpd).")
 NOTES+=("${NOTES_EARLY[@]}")
-NOTES+=("Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Took $(($(date +%s) - started)) s. Peer: $(mpd --version | head -n 1).")
+NOTES+=("Load average at the start: $LOAD_START; at the end: $(cut -d' ' -f1-3 /proc/loadavg). Took $(($(date +%s) - started)) s. Peer: $(mpd --version | head -n 1).")
 print_table "$(uname -r), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" \
     "figure|playerd median (min-max)|mpd median (min-max)|ratio|target|met"
