@@ -38,8 +38,12 @@ struct LibraryUpdate {
     /// Called with each batch's figures as it is committed, for progress reports.
     var progress: (@Sendable (UpdateReport) -> Void)?
 
-    /// Songs read and written per transaction.
-    static let batchSize = 512
+    /// Songs read and written in the first transaction; each next one takes twice as many, up to
+    /// `largestBatch`. Small updates stay small (a batch is read while the one before it is written, and
+    /// the first is read with nothing to overlap); large ones commit less often, and each commit writes
+    /// the index pages it touched once for thousands of songs, not for 512.
+    static let firstBatch = 512
+    static let largestBatch = 4096
 
     private struct Known {
         var directories: [PathKey: (id: Int64, mtime: Int64)] = [:]
@@ -78,7 +82,7 @@ struct LibraryUpdate {
         let vanishedDirectories = known.directories.keys.filter {
             walked[$0] == nil && !($0.string.isEmpty && uri.isEmpty)
         }
-        var toRead: [(uri: String, directoryURI: String, name: String, mtime: Int64, size: Int64)] = []
+        var toRead: [SongToRead] = []
         // Known songs the walk met: when that is all of them, none vanished.
         var met = 0
         for (directoryKey, directory) in walked {
@@ -92,7 +96,8 @@ struct LibraryUpdate {
                     continue
                 }
                 if rescan || previous.map({ $0 != (file.mtime, file.size) }) ?? true {
-                    toRead.append((songURI, directoryURI, name, file.mtime, file.size))
+                    toRead.append(
+                        SongToRead(directory: directoryKey, name: nameKey, mtime: file.mtime, size: file.size))
                 }
             }
         }
@@ -103,8 +108,12 @@ struct LibraryUpdate {
                 let (directoryURI, name) = Self.split(songURI.string)
                 return walked[PathKey(directoryURI)]?.songs[PathKey(name)] == nil
             }.map(\.string)
-        // Read in the order the walk saw them: directories stay together in a batch.
-        toRead.sort { $0.uri.utf8.lexicographicallyPrecedes($1.uri.utf8) }
+        // Directory by directory, in byte order: a directory's songs stay together in a batch.
+        toRead.sort { left, right in
+            left.directory == right.directory
+                ? left.name.string.utf8.lexicographicallyPrecedes(right.name.string.utf8)
+                : left.directory.string.utf8.lexicographicallyPrecedes(right.directory.string.utf8)
+        }
         let directoryChanges = walked.contains { uri, directory in
             known.directories[uri].map { $0.mtime != directory.mtime } ?? true
         }
@@ -153,14 +162,19 @@ struct LibraryUpdate {
         let writing = DispatchGroup()
         let outcome = Mutex<(added: Int, updated: Int, error: (any Error)?)>((0, 0, nil))
         let database = self.database
+        // Thousands of songs to write: the writer's page cache grows for the job (`LibraryDatabase.bulk`).
+        let bulk = toRead.count >= Self.largestBatch ? try database.beginBulkWriting() : nil
+        defer { bulk.map(database.endBulkWriting) }
         var start = 0
+        var batchSize = Self.firstBatch
         while start < toRead.count {
             if self.cancellation?.isCancelled == true {
                 report.cancelled = true
                 break
             }
-            let batch = Array(toRead[start..<min(start + Self.batchSize, toRead.count)])
+            let batch = toRead[start..<min(start + batchSize, toRead.count)].map(\.item)
             start += batch.count
+            batchSize = min(batchSize * 2, Self.largestBatch)
             let results = Self.readConcurrently(
                 batch.map { item in
                     (self.musicDirectory + "/" + item.uri, item)
@@ -228,6 +242,20 @@ struct LibraryUpdate {
             try self.database.write { db in try Self.refreshDerived(db, now: now, changed: report.changed) }
         }
         return report
+    }
+
+    /// A song file the update is to read. Its directory and name share the walk's strings: a scan of a
+    /// million songs holds this for every one of them, and a URI made for each (as before) cost 80 MB.
+    private struct SongToRead {
+        let directory: PathKey
+        let name: PathKey
+        let mtime: Int64
+        let size: Int64
+
+        var item: (uri: String, directoryURI: String, name: String, mtime: Int64, size: Int64) {
+            let (directoryURI, name) = (self.directory.string, self.name.string)
+            return (directoryURI.isEmpty ? name : directoryURI + "/" + name, directoryURI, name, self.mtime, self.size)
+        }
     }
 
     /// Updates one file.

@@ -260,6 +260,46 @@ final class ScannedTree {
         #expect(!moved.isEmpty)
     }
 
+    @Test("a scan of thousands of songs writes each once, in growing batches, and puts the writer's cache back")
+    func bulkScan() throws {
+        let tree = try ScannedTree()
+        let songs = 9000
+        for directory in 0..<30 {
+            let path = tree.music + "/Bulk/\(directory)"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            for index in 0..<(songs / 30) {
+                try FileManager.default.linkItem(atPath: tree.music + "/A/x.mp3", toPath: path + "/\(index).mp3")
+            }
+        }
+        let progress = Mutex<[Int]>([])
+        var update = LibraryUpdate(database: tree.database, musicDirectory: tree.music, cancellation: nil)
+        update.progress = { report in progress.withLock { $0.append(report.added) } }
+        let report = try update.run(uri: "", rescan: false)
+        // The tree's four readable songs, and the 9,000.
+        #expect(report.added == songs + 4)
+        // Batches of 512, 1,024, 2,048, then 4,096 at most: the first commits come early, the rest seldom.
+        #expect(progress.withLock { $0 } == [512, 1536, 3584, 7680, 9004])
+        let settings = try tree.database.pool.write { db in
+            (
+                try Int.fetchOne(db, sql: "PRAGMA cache_size"),
+                try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint")
+            )
+        }
+        #expect(settings.0 == -2048 && settings.1 == 1000)
+        let stored = try tree.database.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM song WHERE uri LIKE 'Bulk/%'"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM song_text"),
+                try Int.fetchOne(db, sql: "SELECT count(DISTINCT song) FROM tag")
+            )
+        }
+        // Every song has its full-text row; all but root.mp3 (no tags) have tag rows.
+        #expect(stored.0 == songs && stored.1 == songs + 4 && stored.2 == songs + 3)
+        // Nothing changed: nothing is read again.
+        let again = try tree.update()
+        #expect(again.added == 0 && again.updated == 0 && again.removed == 0)
+    }
+
     @Test func quickQueriesAreAbandonedWhenTheyProveLongOrSlow() throws {
         let tree = try ScannedTree()
         try FileManager.default.createDirectory(atPath: tree.music + "/Many", withIntermediateDirectories: true)
