@@ -27,7 +27,7 @@ enum AddDirectoryCommand: BenchCommand {
         let adder = try openSession(arguments[0])
 
         let alone = try self.timedAdd(adder, uri: arguments[1], expected: expected, beside: nil)
-        let other = try OtherClient(socket: arguments[0])
+        let other = try OtherClient(socket: arguments[0], requests: ["repeat 0\n", "status\n"])
         let elapsed = try self.timedAdd(adder, uri: arguments[1], expected: expected, beside: other)
         let waits = try other.stop()
 
@@ -60,16 +60,16 @@ enum AddDirectoryCommand: BenchCommand {
     }
 }
 
-/// A client on a thread of its own that sends `repeat 0` and `status` in turn, timing each, until
-/// stopped.
-private final class OtherClient: Sendable {
+/// A client on a thread of its own that sends its requests (`repeat 0` and `status`, say) in turn,
+/// timing each, until stopped.
+final class OtherClient: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let waits = Mutex<[Int64]>([])
     private let problem = Mutex<String?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Connects and starts sending; returns once the first answer came, so the add starts beside it.
-    init(socket: String) throws(BenchFailure) {
+    init(socket: String, requests: [String]) throws(BenchFailure) {
         let ready = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             defer { self.finished.signal() }
@@ -84,7 +84,7 @@ private final class OtherClient: Sendable {
             var first = true
             var samples: [Int64] = []
             while !self.stopping.load(ordering: .relaxed) {
-                for request in ["repeat 0\n", "status\n"] {
+                for request in requests {
                     let start = monotonicNanoseconds()
                     let answer = connection.request(request)
                     samples.append(monotonicNanoseconds() - start)

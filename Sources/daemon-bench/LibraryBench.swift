@@ -1,11 +1,12 @@
 // The library benchmarks' clients (section G of scripts/bench.sh), the same for playerd and for mpd:
-//   library-start SOCKET SONGS [--log FILE] -- COMMAND...
+//   library-start SOCKET SONGS [--log FILE] [--timeout SECONDS] -- COMMAND...
 //                                             spawn a daemon; time its greeting, its `stats` holding
-//                                             SONGS songs, and the end of any update job
+//                                             SONGS songs, and the end of any update job; its peak RSS
 //   library-update SOCKET SONGS               one `update`, timed until its job is over
 //   library-query SOCKET ROUNDS COMMAND [ARG...]  ROUNDS round trips of one request, read whole
 //   library-query-each SOCKET FILE               each request line of FILE once: first asks, timed
-//   library-stream SOCKET PID COMMAND [ARG...]    one long answer, timed, with the daemon's RSS meanwhile
+//   library-stream SOCKET PID COMMAND [ARG...]    one long answer, timed, with the daemon's RSS and
+//                                                 another client's `status` round trips meanwhile
 
 import Dispatch
 import Synchronization
@@ -128,8 +129,9 @@ func waitForLibrary(
 
 /// `daemon-bench library-start SOCKET SONGS [--log FILE] [--timeout SECONDS] -- COMMAND...`: spawns
 /// COMMAND (its stdout and stderr appended to FILE, or to /dev/null); prints `pid`, `ready_ms` (its
-/// greeting), `stats_ms` (`stats` says SONGS songs), `idle_ms` (and `status` shows no update job) and
-/// `rss_kb` then. It gives up after SECONDS (300) without SONGS songs.
+/// greeting), `stats_ms` (`stats` says SONGS songs), `idle_ms` (and `status` shows no update job),
+/// `rss_kb` and `anon_kb` then, and `rss_peak_kb`, the highest VmRSS from the spawn to then (read every
+/// 2 ms: the peak of a scan). It gives up after SECONDS (300) without the greeting or SONGS songs.
 enum LibraryStartCommand: BenchCommand {
     static let name = "library-start"
     static let usage = "daemon-bench library-start SOCKET SONGS [--log FILE] [--timeout SECONDS] -- COMMAND..."
@@ -166,15 +168,19 @@ enum LibraryStartCommand: BenchCommand {
             throw .system(SystemCallError(function: "posix_spawn(\(command[0]))", code: spawned))
         }
         print("pid \(pid)")  // first, so that a script can stop the daemon even if the rest fails
+        let sampler = MemorySampler(pid: pid, first: 0)
+        defer { _ = sampler.stop() }
         var connection: Connection?
-        while connection == nil && monotonicNanoseconds() - started < 60_000_000_000 {
+        while connection == nil && monotonicNanoseconds() - started < Int64(timeout) * 1_000_000_000 {
             if let attempt = try? Connection(path: socketPath), case .ok = attempt.readAnswer() {
                 connection = attempt
             } else {
                 usleep(200)
             }
         }
-        guard let connection else { throw .daemon("\(command[0]) did not answer on \(socketPath) within 60 s") }
+        guard let connection else {
+            throw .daemon("\(command[0]) did not answer on \(socketPath) within \(timeout) s")
+        }
         print("ready_ms \(Double(monotonicNanoseconds() - started) / 1e6)")
         let seconds = Int64(timeout)
         let stats = try waitForLibrary(
@@ -183,12 +189,16 @@ enum LibraryStartCommand: BenchCommand {
         let idle = try waitForLibrary(
             connection, songs: songs, waitingForJob: true, started: started, timeoutSeconds: seconds)
         print("idle_ms \(Double(idle) / 1e6)")
-        print("rss_kb \(try ResidentMemory(pid: pid).residentKilobytes)")
+        let memory = try ResidentMemory(pid: pid)
+        print("rss_kb \(memory.residentKilobytes)")
+        print("anon_kb \(memory.anonymousKilobytes)")
+        print("rss_peak_kb \(max(sampler.stop(), memory.residentKilobytes))")
     }
 }
 
 /// `daemon-bench library-update SOCKET SONGS`: sends `update` and polls `status` every 2 ms until the
-/// job it answered is over; checks that `stats` still says SONGS songs. Prints `update_ms`.
+/// job it answered is over (an hour at most); checks that `stats` still says SONGS songs. Prints
+/// `update_ms`.
 enum LibraryUpdateCommand: BenchCommand {
     static let name = "library-update"
     static let usage = "daemon-bench library-update SOCKET SONGS"
@@ -207,7 +217,7 @@ enum LibraryUpdateCommand: BenchCommand {
         while true {
             let running = try connection.fields("status\n")["updating_db"].flatMap { Int($0) }
             if running == nil || running! > job { break }
-            if monotonicNanoseconds() - started > 300_000_000_000 { throw .daemon("update \(job) ran over 300 s") }
+            if monotonicNanoseconds() - started > 3_600_000_000_000 { throw .daemon("update \(job) ran over an hour") }
             usleep(2000)
         }
         let elapsed = monotonicNanoseconds() - started
@@ -293,8 +303,10 @@ private func printPercentiles(_ samples: [Int64]) {
 }
 
 /// `daemon-bench library-stream SOCKET PID COMMAND [ARG...]`: one request, its answer read whole and
-/// timed, while another thread reads the daemon's VmRSS every 2 ms. Prints `wall_ms`, `files`,
-/// `bytes`, `rss_before_kb`, `rss_peak_kb` and `rss_after_kb`.
+/// timed, while another thread reads the daemon's VmRSS every 2 ms and another client sends `status`
+/// round trips, timing each. Prints `wall_ms`, `files`, `lines`, `bytes`, `rss_before_kb`,
+/// `rss_peak_kb`, `rss_after_kb`, and the other client's `others_requests` and `others_max_us` (its
+/// longest wait: the whole answer's time with a daemon that serves one client at a time).
 enum LibraryStreamCommand: BenchCommand {
     static let name = "library-stream"
     static let usage = "daemon-bench library-stream SOCKET PID COMMAND [ARG...]"
@@ -305,6 +317,7 @@ enum LibraryStreamCommand: BenchCommand {
         let request = requestLine(arguments[2...])
         let connection = try openSession(arguments[0])
         let before = try ResidentMemory(pid: pid).residentKilobytes
+        let other = try OtherClient(socket: arguments[0], requests: ["status\n"])
         let sampler = MemorySampler(pid: pid, first: before)
         let started = monotonicNanoseconds()
         let tally: AnswerTally
@@ -312,21 +325,27 @@ enum LibraryStreamCommand: BenchCommand {
             tally = try connection.tally(request)
         } catch {
             _ = sampler.stop()
+            _ = try? other.stop()
             throw error
         }
         let elapsed = monotonicNanoseconds() - started
+        other.finish()
         let peak = sampler.stop()
+        let waits = try other.stop()
         print("wall_ms \(Double(elapsed) / 1e6)")
         print("files \(tally.files)")
+        print("lines \(tally.lines)")
         print("bytes \(tally.bytes)")
         print("rss_before_kb \(before)")
         print("rss_peak_kb \(peak)")
         print("rss_after_kb \(try ResidentMemory(pid: pid).residentKilobytes)")
+        print("others_requests \(waits.count)")
+        print("others_max_us \(Double(waits.last!) / 1000)")
     }
 }
 
 /// A thread that reads a process's VmRSS every 2 ms and keeps the highest.
-private final class MemorySampler: Sendable {
+final class MemorySampler: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let peak: Mutex<Int>
     private let finished = DispatchSemaphore(value: 0)
@@ -344,10 +363,11 @@ private final class MemorySampler: Sendable {
         }
     }
 
-    /// Stops sampling and returns the highest VmRSS seen, in kB.
+    /// Stops sampling and returns the highest VmRSS seen, in kB; again, the same.
     func stop() -> Int {
         self.stopping.store(true, ordering: .relaxed)
         self.finished.wait()
+        self.finished.signal()  // for the next call
         return self.peak.withLock { $0 }
     }
 }

@@ -3,6 +3,9 @@
 // come from syllable and word tables with accents, ß, ø, CJK and Cyrillic; each file is an ID3v2.4
 // tag (UTF-8 text frames) in front of the same 0.2 s of MPEG audio, encoded once by sox and lame.
 
+import Dispatch
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -42,8 +45,28 @@ enum MakeLibraryCommand: BenchCommand {
                 try makeDirectory(root + "/" + directory)
                 made.insert(directory)
             }
-            try writeFile(root + "/" + song.path, templates?.file(song, format: song.format) ?? song.tag() + audio)
         }
+        // The files from two threads a core, each a run of songs of its own (a million songs is minutes
+        // of tags built and files written: half as long as from one thread on two cores). The bytes are
+        // the same whichever thread writes them.
+        let songs = plan.songs
+        let threads = max(1, min(16, 2 * sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let failure = Mutex<BenchFailure?>(nil)
+        DispatchQueue.concurrentPerform(iterations: threads) { part in
+            let range = (songs.count * part / threads)..<(songs.count * (part + 1) / threads)
+            for index in range {
+                let song = songs[index]
+                do throws(BenchFailure) {
+                    try writeFile(
+                        root + "/" + song.path, templates?.file(song, format: song.format) ?? song.tag() + audio)
+                } catch {
+                    failure.withLock { $0 = $0 ?? error }
+                    return
+                }
+                if index % 1024 == 0, failure.withLock({ $0 != nil }) { return }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
         for line in plan.summary { print(line) }
         if mixed { print("formats mixed") }
     }
