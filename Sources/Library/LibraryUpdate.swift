@@ -51,7 +51,6 @@ struct LibraryUpdate {
 
     private struct Known {
         var directories: [PathKey: (id: Int64, mtime: Int64)] = [:]
-        var songs: [PathKey: (mtime: Int64, size: Int64)] = [:]
         var playlists: [PathKey: Int64] = [:]
         /// Files that could not be read, as they were then: not read (nor named in the log) again
         /// until they change.
@@ -80,38 +79,30 @@ struct LibraryUpdate {
         report.skipped = walk.skipped.map { "\($0.path): \($0.reason)" }
         let known = try self.known(under: uri)
         report.unannounced = known.derivedStale
-        let walked = walk.directories
+        var walked = walk.directories
+        // The walk's own copy goes, so that `walked` changes in place below.
+        walk = LibraryWalk(musicDirectory: self.musicDirectory)
+        // Unchanged songs leave `walked`: what stays there is to be read.
+        let (vanishedSongs, knownChanged) = try self.compareSongs(under: uri, with: &walked, rescan: rescan)
 
         // Directories and songs that vanished leave first; cascades take their songs and tags.
         let vanishedDirectories = known.directories.keys.filter {
             walked[$0] == nil && !($0.string.isEmpty && uri.isEmpty)
         }
         var toRead: [SongToRead] = []
-        // Known songs the walk met: when that is all of them, none vanished.
-        var met = 0
         for (directoryKey, directory) in walked {
             let directoryURI = directoryKey.string
             for (nameKey, file) in directory.songs {
-                let name = nameKey.string
-                let songURI = directoryURI.isEmpty ? name : directoryURI + "/" + name
-                let previous = known.songs[PathKey(songURI)]
-                if previous != nil { met += 1 }
-                if !rescan, let failed = known.unreadable[PathKey(songURI)], failed == (file.mtime, file.size) {
-                    continue
+                if !rescan && !known.unreadable.isEmpty {
+                    let name = nameKey.string
+                    let songURI = directoryURI.isEmpty ? name : directoryURI + "/" + name
+                    if let failed = known.unreadable[PathKey(songURI)], failed == (file.mtime, file.size) {
+                        continue
+                    }
                 }
-                if rescan || previous.map({ $0 != (file.mtime, file.size) }) ?? true {
-                    toRead.append(
-                        SongToRead(directory: directoryKey, name: nameKey, mtime: file.mtime, size: file.size))
-                }
+                toRead.append(SongToRead(directory: directoryKey, name: nameKey, mtime: file.mtime, size: file.size))
             }
         }
-        let vanishedSongs =
-            met == known.songs.count
-            ? []
-            : known.songs.keys.filter { songURI in
-                let (directoryURI, name) = Self.split(songURI.string)
-                return walked[PathKey(directoryURI)]?.songs[PathKey(name)] == nil
-            }.map(\.string)
         // Directory by directory, in byte order: a directory's songs stay together in a batch.
         toRead.sort { left, right in
             left.directory == right.directory
@@ -215,7 +206,7 @@ struct LibraryUpdate {
                         var songs = try SongRowWriter(db)
                         for failure in failures {
                             // A song that became unreadable leaves the library.
-                            if known.songs[PathKey(failure.uri)] != nil { removed += 1 }
+                            if knownChanged.contains(PathKey(failure.uri)) { removed += 1 }
                             try songs.remove(uri: failure.uri)
                             try db.execute(
                                 sql: "INSERT OR REPLACE INTO unreadable (uri, mtime, size, reason) VALUES (?, ?, ?, ?)",
@@ -225,7 +216,7 @@ struct LibraryUpdate {
                             try db.execute(sql: "DELETE FROM unreadable WHERE uri = ?", arguments: [record.uri])
                         }
                         for record in records {
-                            let replacing = known.songs[PathKey(record.uri)] != nil
+                            let replacing = knownChanged.contains(PathKey(record.uri))
                             if replacing { updated += 1 } else { added += 1 }
                             try songs.write(record, added: now, replacing: replacing)
                         }
@@ -337,18 +328,6 @@ struct LibraryUpdate {
                 known.directories[PathKey(row[0])] = (row[1], row[2])
             }
             let songs = Self.under("uri", uri)
-            // Every song's row, for every update: stepped through SQLite's C interface, which costs a
-            // fraction of GRDB's rows (a no-op update of 20,000 songs spent a fifth of its time there).
-            let songRows = try RawStatement(
-                db.makeStatement(sql: "SELECT uri, mtime, size FROM song WHERE \(songs.sql)"),
-                arguments: songs.arguments)
-            if uri.isEmpty {
-                known.songs.reserveCapacity(
-                    try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'songs'") ?? 0)
-            }
-            while try songRows.next(db) {
-                known.songs[PathKey(songRows.string(0))] = (songRows.int64(1), songRows.int64(2))
-            }
             let unreadableRows = try Row.fetchCursor(
                 db, sql: "SELECT uri, mtime, size FROM unreadable WHERE \(songs.sql)", arguments: songs.arguments)
             while let row = try unreadableRows.next() {
@@ -367,6 +346,42 @@ struct LibraryUpdate {
                 known.playlists[PathKey(directoryURI.isEmpty ? name : directoryURI + "/" + name)] = row[2]
             }
             return known
+        }
+    }
+
+    /// Compares every song the library holds under `uri` with what the walk found: an unchanged one
+    /// leaves `walked` (with `rescan`, none does), one the walk did not meet has vanished. Returns the
+    /// vanished songs' URIs and those of the known songs left in `walked` (to be read again).
+    ///
+    /// The known songs are never gathered in memory: at a million songs, a dictionary of them beside the
+    /// walk's doubled what an update held (the walk alone shrinks as unchanged songs leave it).
+    private func compareSongs(
+        under uri: String, with walked: inout [PathKey: WalkedDirectory], rescan: Bool
+    ) throws -> (vanished: [String], changed: Set<PathKey>) {
+        try self.database.read { db in
+            var vanished: [String] = []
+            var changed = Set<PathKey>()
+            let songs = Self.under("uri", uri)
+            // Stepped through SQLite's C interface, which costs a fraction of GRDB's rows (a no-op update
+            // of 20,000 songs spent a fifth of its time there).
+            let rows = try RawStatement(
+                db.makeStatement(sql: "SELECT uri, mtime, size FROM song WHERE \(songs.sql)"),
+                arguments: songs.arguments)
+            while try rows.next(db) {
+                let songURI = rows.string(0)
+                let (directoryURI, name) = Self.split(songURI)
+                let (directoryKey, nameKey) = (PathKey(directoryURI), PathKey(name))
+                guard let file = walked[directoryKey]?.songs[nameKey] else {
+                    vanished.append(songURI)
+                    continue
+                }
+                if !rescan && file == (rows.int64(1), rows.int64(2)) {
+                    walked[directoryKey]?.songs[nameKey] = nil
+                } else {
+                    changed.insert(PathKey(songURI))
+                }
+            }
+            return (vanished, changed)
         }
     }
 
