@@ -24,8 +24,9 @@
 #      client's `repeat 0` and `status` round trips (mpd's null output has no mixer for `setvol`).
 #      The tree exists only during F.
 #   G. The music library (scripts/bench-library.sh, its own table, also in .bench/bench-library.txt):
-#      scans, no-op update, start to ready and RSS with 100,000 songs, search, list, find, lsinfo,
-#      listallinfo and add from the library, on generated tagged trees kept in .bench/.library-N;
+#      scans, no-op and 1,000-file updates, start to ready and RSS at 20,000 and 200,000 songs (and
+#      1,000,000 with `make bench-library-million`), search, list, find, lsinfo, listallinfo, search
+#      and list title of every song, add from the library, on generated trees kept in .bench/.library-N;
 #      with a full scan of a mixed tree (MP3, FLAC, Ogg Vorbis, Opus in equal parts).
 #   H. The formats (scripts/bench-formats.sh, its own table, also in .bench/bench-formats.txt): each
 #      decoder's throughput against its reference tool (mpg123 -s, flac -d, oggdec, opusdec) and the
