@@ -2,6 +2,7 @@ import ControlProtocol
 import Dispatch
 import NIOPosix
 import PlayerCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +32,8 @@ enum FileSystemWork {
     private static let songInfo = Self.startedPool(threads: 2)
     /// The library's threads: as many as the database has readers (`LibraryDatabase`), of which only
     /// `libraryTurns` work at once. The rest are for answers waiting for their clients to read.
-    private static let library = Self.startedPool(threads: 16)
+    private static let libraryThreads = 16
+    private static let library = Self.startedPool(threads: Self.libraryThreads)
     /// Library queries that may work at once. A query whose answer waits for a slow client gives its
     /// turn up meanwhile (`waitingForClient`): a client that stops reading holds its own thread and
     /// place in its answer, never a turn of the other clients' queries (issue 27; with 4 such clients
@@ -101,11 +103,20 @@ enum FileSystemWork {
     }
 
     /// Runs `wait` — a wait for a client to read a piece of its answer — with the calling thread's
-    /// library turn given to another query meanwhile, and taken back after.
-    static func waitingForClient<Value>(_ wait: () -> Value) -> Value {
-        guard pthread_getspecific(Self.holdsTurn) != nil else { return wait() }
+    /// library turn given to another query meanwhile, and taken back after. `wait` is told whether most
+    /// library threads are already waiting so (`crowded`): a client that does not read then gets less
+    /// time before it is dropped, so that such clients cannot hold every thread for a minute.
+    static func waitingForClient<Value>(_ wait: (_ crowded: Bool) -> Value) -> Value {
+        guard pthread_getspecific(Self.holdsTurn) != nil else { return wait(false) }
+        let waiting = Self.waitingForClients.add(1, ordering: .relaxed).newValue
         Self.libraryTurns.signal()
-        defer { Self.libraryTurns.wait() }
-        return wait()
+        defer {
+            Self.libraryTurns.wait()
+            Self.waitingForClients.subtract(1, ordering: .relaxed)
+        }
+        return wait(waiting > Self.libraryThreads / 2)
     }
+
+    /// Library threads waiting for their clients to read.
+    private static let waitingForClients = Atomic<Int>(0)
 }

@@ -15,6 +15,9 @@ final class ResponseStream: Sendable {
     private let sentSomething = Atomic<Bool>(false)
     /// How long a client may leave a piece unread.
     static let stallLimit: DispatchTimeInterval = .seconds(60)
+    /// The same while most library threads already wait for clients that do not read: others' long
+    /// answers would otherwise queue behind them (FileSystemWork.waitingForClient).
+    static let crowdedStallLimit: DispatchTimeInterval = .seconds(5)
 
     init(channel: Channel) {
         self.channel = channel
@@ -35,7 +38,9 @@ final class ResponseStream: Sendable {
             written.signal()
         }
         // A library query waits without holding a turn of the others' (FileSystemWork.waitingForClient).
-        let outcome = FileSystemWork.waitingForClient { written.wait(timeout: .now() + Self.stallLimit) }
+        let outcome = FileSystemWork.waitingForClient { crowded in
+            written.wait(timeout: .now() + (crowded ? Self.crowdedStallLimit : Self.stallLimit))
+        }
         guard outcome == .success else {
             self.channel.close(promise: nil)
             return false

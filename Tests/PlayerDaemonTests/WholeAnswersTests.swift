@@ -198,6 +198,32 @@ struct WholeAnswersTests {
 
     // MARK: - (c) a client that never reads
 
+    /// More clients that never read than the library has threads (16): each holds a thread and a
+    /// database reader while its answer waits. Others' queries still need a reader (the event loop's
+    /// quick ones) and a thread (long ones): with 16 readers, and a minute's wait for each stalled
+    /// answer, a small `lsinfo` beside 18 such clients took 57 s.
+    @Test func moreClientsThatNeverReadThanLibraryThreads() throws {
+        try Self.withBigLibrary { daemon in
+            var stalled: [BulkClient] = []
+            for _ in 0..<20 {
+                let client = try BulkClient(daemon.socketPath)
+                try client.send("listallinfo")
+                stalled.append(client)
+            }
+            usleep(1_000_000)
+            let reader = try BulkClient(daemon.socketPath)
+            let start = ContinuousClock.now
+            let directory = try reader.request("lsinfo d007", timeout: .seconds(30)).values(of: "file")
+            #expect(directory.count == BigLibrary.songsPerDirectory)
+            let took = ContinuousClock.now - start
+            // Stalled answers beyond half the threads wait 5 s for their clients, not a minute.
+            #expect(took < .seconds(15), "lsinfo beside 20 clients that do not read took \(took)")
+            #expect(try reader.request("listallinfo", timeout: .seconds(30)).values(of: "file").count == Self.songs)
+            for client in stalled { client.close() }
+            #expect(daemon.isRunning)
+        }
+    }
+
     @Test func aClientThatNeverReadsHoldsOnlyItsOwnPlace() throws {
         try Self.withBigLibrary { daemon in
             let reader = try BulkClient(daemon.socketPath)
