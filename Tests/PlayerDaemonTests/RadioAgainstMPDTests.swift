@@ -161,7 +161,7 @@ struct RadioAgainstMPDTests {
             // Port 1 on loopback: nothing listens there.
             let url = station.path == "refused" ? "http://127.0.0.1:1/radio.mp3" : server.url(station.path)
             #expect(try client.command("add \"\(url)\"") == ["OK"])
-            #expect(try client.command("play") == ["OK"])
+            expectPlayAccepted(try client.command("play"), kind: kind)
             let status = try eventually("\(url) given up", within: .seconds(45)) {
                 let status = try client.fields("status")
                 return status["state"] == "stop" ? status : nil
@@ -174,13 +174,24 @@ struct RadioAgainstMPDTests {
             // The same with a local song after it: the queue moves on to it.
             #expect(try client.command("clearerror") == ["OK"])
             #expect(try client.command("add station.mp3") == ["OK"])
-            #expect(try client.command("play 0") == ["OK"])
+            expectPlayAccepted(try client.command("play 0"), kind: kind)
             _ = try eventually("the song after \(url) playing", within: .seconds(45)) {
                 let status = try client.fields("status")
                 return status["song"] == "1" && status["state"] == "play" ? true : nil
             }
             #expect(try client.field("currentsong", "file") == "station.mp3")
         }
+    }
+
+    /// `play` of a station that fails: playerd answers OK and reports the failure in `status`. mpd's
+    /// `play` waits for its decoder to start (PlayerControl::SeekLocked) and rethrows the decoder's
+    /// error when the station failed by then, so on a busy machine it may answer an ACK instead: a
+    /// race in mpd, not a behaviour to copy. Either way the queue goes on as the test then checks.
+    private func expectPlayAccepted(_ reply: [String], kind: RadioDaemon.Kind) {
+        if kind == .mpd, reply.count == 1, reply[0].hasPrefix("ACK ["), reply[0].contains("{play}") {
+            return
+        }
+        #expect(reply == ["OK"], "\(kind): \(reply)")
     }
 
     @Test("Network clients may add streams; file:// stays local", .timeLimit(.minutes(1)), arguments: Self.kinds)
