@@ -123,6 +123,15 @@ struct FilterSQL: Equatable, CustomStringConvertible {
         _ comparison: FilterOperator, value: String, needle: String, ignoringCase: Bool
     ) -> FilterSQL {
         let uri = ignoringCase ? "fold(s.uri)" : "s.uri"
+        if ignoringCase, comparison == .contains, !needle.contains("/") {
+            // A needle without "/" lies in the directory's path or in the file's name, never across the
+            // two: each directory is folded once, not once per song in it, and the names were folded
+            // when they were written (folding every path at each search made it 3x mpd's).
+            return FilterSQL(
+                sql: "(s.directory IN (SELECT id FROM directory WHERE instr(fold(uri), ?) > 0)"
+                    + " OR s.id IN (SELECT id FROM song_folded_name WHERE instr(folded, ?) > 0))",
+                arguments: [needle.databaseValue, needle.databaseValue])
+        }
         switch comparison {
         case .equals: return FilterSQL(sql: "\(uri) = ?", arguments: [needle.databaseValue])
         case .notEquals: return FilterSQL(sql: "\(uri) != ?", arguments: [needle.databaseValue])

@@ -7,6 +7,7 @@ import MusicTags
 struct SongRowWriter {
     private let db: Database
     private let insertSong: RawStatement
+    private let insertFoldedName: RawStatement
     private let insertTag: RawStatement
     private let insertText: RawStatement
     private let findSong: RawStatement
@@ -27,6 +28,7 @@ struct SongRowWriter {
                 bits)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        self.insertFoldedName = try RawStatement(db, "INSERT INTO song_folded_name (id, folded) VALUES (?, ?)")
         self.insertTag = try RawStatement(
             db, "INSERT INTO tag (song, name, value, folded, fallback) VALUES (?, ?, ?, ?, ?)")
         self.insertText = try RawStatement(
@@ -70,6 +72,9 @@ struct SongRowWriter {
         insertSong.bind(12, Int64(record.bits ?? 16))
         try insertSong.run(self.db)
         let song = self.db.lastInsertedRowID
+        self.insertFoldedName.bind(1, song)
+        self.insertFoldedName.bind(2, TextFolding.fold(record.name))
+        try self.insertFoldedName.run(self.db)
         for name in Set(record.tagRows.map(\.order)) {
             self.taggedChanges[name, default: 0] += 1
         }

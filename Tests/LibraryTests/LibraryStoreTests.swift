@@ -199,6 +199,92 @@ final class ScannedTree {
                 ])) == ["C/z.mp3"])
     }
 
+    /// `search file X` folds a directory's path once and each song's name, not each whole path: what it
+    /// finds must be what folding each whole path finds, in the directory, in the name, and across both.
+    @Test func searchFileFindsWhatTheWholeFoldedPathHolds() throws {
+        let tree = try ScannedTree()
+        for path in ["Sigur Rós/Ágætis byrjun/01 Svefn-g-englar.mp3", "Beyoncé/Lemonade/Hold Up.MP3", "Ça/é.mp3"] {
+            let target = tree.music + "/" + path
+            try FileManager.default.createDirectory(
+                atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: ScannedTree.fixtures + "/stereo-44k-cbr.mp3", toPath: target)
+        }
+        _ = try tree.update()
+        func files(_ needle: String) throws -> [String] {
+            let filter = SongFilter.compare(.file, .contains, needle, ignoringCase: true)
+            return ScannedTree.files(
+                try tree.answer { response throws(Ack) in
+                    try tree.library.find(LibraryQuery(filter: filter), tagTypes: all, to: &response) { _ in true }
+                }
+            ).sorted()
+        }
+        func wholePaths(_ needle: String) throws -> [String] {
+            try tree.database.read { db in
+                try String.fetchAll(
+                    db, sql: "SELECT uri FROM song WHERE instr(fold(uri), ?) > 0 ORDER BY uri",
+                    arguments: [TextFolding.fold(needle)])
+            }.sorted()
+        }
+        #expect(try files("sigur ros") == ["Sigur Rós/Ágætis byrjun/01 Svefn-g-englar.mp3"])
+        #expect(try files("ÁGÆTIS") == ["Sigur Rós/Ágætis byrjun/01 Svefn-g-englar.mp3"])
+        #expect(try files("SVEFN") == ["Sigur Rós/Ágætis byrjun/01 Svefn-g-englar.mp3"])
+        #expect(try files("rós/ágætis") == ["Sigur Rós/Ágætis byrjun/01 Svefn-g-englar.mp3"])
+        #expect(try files("byrjun/01") == ["Sigur Rós/Ágætis byrjun/01 Svefn-g-englar.mp3"])
+        #expect(try files("hold up.mp3") == ["Beyoncé/Lemonade/Hold Up.MP3"])
+        #expect(try files("ca/e") == ["Ça/é.mp3"])
+        #expect(try files("nowhere") == [])
+        for needle in ["a", "A/", "é", "E.MP3", ".mp3", "b/y", "x", "", "sigur", "/", "lemonade/hold", "MP3"] {
+            #expect(try files(needle) == wholePaths(needle), "\(needle)")
+        }
+    }
+
+    /// A library made before file names were folded when written gets them at its first start, and
+    /// `search file` finds its songs; a song's folded name goes with the song.
+    @Test func aLibraryWithoutFoldedNamesIsMigrated() throws {
+        let root = NSTemporaryDirectory() + "folded-names-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/library.db"
+        do {
+            let pool = try DatabasePool(path: path)
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA application_id = \(LibraryDatabase.applicationID)")
+            }
+            try LibraryDatabase.migrator.migrate(pool, upTo: "v3 sample format")
+            try pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO directory (id, uri, parent, name, mtime) VALUES (1, '', NULL, '', 0);
+                        INSERT INTO directory (id, uri, parent, name, mtime) VALUES (2, 'Beyoncé', 1, 'Beyoncé', 0);
+                        INSERT INTO song (id, directory, name, uri, mtime, size, added, duration, block)
+                        VALUES (7, 2, 'Hold Up.mp3', 'Beyoncé/Hold Up.mp3', 1, 2, 3, 1.5, 'Title: Hold Up\n');
+                        INSERT INTO song (id, directory, name, uri, mtime, size, added, duration, block)
+                        VALUES (8, 1, 'Ça.mp3', 'Ça.mp3', 1, 2, 3, 1.5, 'Title: Ça\n');
+                        """)
+            }
+        }
+        let database = try LibraryDatabase(path: path)
+        let folded = try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, folded FROM song_folded_name ORDER BY id").map {
+                "\($0["id"] as Int64) \($0["folded"] as String)"
+            }
+        }
+        #expect(folded == ["7 hold up.mp3", "8 ca.mp3"])
+        let library = try MusicLibrary(musicDirectory: root, databasePath: path, watches: false) { _ in }
+        defer { library.shutdown() }
+        func files(_ needle: String) throws -> [String] {
+            var response = ResponseWriter()
+            let filter = SongFilter.compare(.file, .contains, needle, ignoringCase: true)
+            try library.find(LibraryQuery(filter: filter), tagTypes: all, to: &response) { _ in true }
+            return ScannedTree.files(response.text)
+        }
+        #expect(try files("HOLD") == ["Beyoncé/Hold Up.mp3"])
+        #expect(try files("beyonce") == ["Beyoncé/Hold Up.mp3"])
+        #expect(try files("ÇA.MP3") == ["Ça.mp3"])
+        try database.pool.write { db in try db.execute(sql: "DELETE FROM song WHERE id = 7") }
+        #expect(try database.read { db in try Int.fetchAll(db, sql: "SELECT id FROM song_folded_name") } == [8])
+    }
+
     @Test func sortAndWindow() throws {
         let tree = try ScannedTree()
         _ = try tree.update()
