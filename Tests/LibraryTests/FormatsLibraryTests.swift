@@ -138,30 +138,16 @@ struct FormatsLibraryTests {
 
     @Test("a library made before the new formats opens: its songs say 16 bits, what it could not read is read again")
     func aLibraryOfMainIsMigrated() throws {
-        let root = NSTemporaryDirectory() + "formats-migration-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/library.db"
         // The schema as main left it (migrations v1 and v2), with one MP3 and one FLAC it could not read.
-        do {
-            let pool = try DatabasePool(path: path)
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA application_id = \(LibraryDatabase.applicationID)")
-            }
-            try LibraryDatabase.migrator.migrate(pool, upTo: "v2 listing order")
-            try pool.write { db in
-                try db.execute(sql: "INSERT INTO directory (id, uri, parent, name, mtime) VALUES (1, '', NULL, '', 0)")
-                try db.execute(
-                    sql: """
-                        INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block)
-                        VALUES (1, 'a.mp3', 'a.mp3', 1, 2, 3, 1.5, 44100, 2, 'Title: A\n')
-                        """)
-                try db.execute(
-                    sql:
-                        "INSERT INTO unreadable (uri, mtime, size, reason) VALUES ('b.flac', 1, 2, 'FLAC is not decoded yet')"
-                )
-            }
-        }
+        let (root, path) = try olderLibrary(
+            upTo: "v2 listing order",
+            rows: """
+                INSERT INTO directory (id, uri, parent, name, mtime) VALUES (1, '', NULL, '', 0);
+                INSERT INTO song (directory, name, uri, mtime, size, added, duration, sample_rate, channels, block)
+                VALUES (1, 'a.mp3', 'a.mp3', 1, 2, 3, 1.5, 44100, 2, 'Title: A\n');
+                INSERT INTO unreadable (uri, mtime, size, reason) VALUES ('b.flac', 1, 2, 'FLAC is not decoded yet');
+                """)
+        defer { try? FileManager.default.removeItem(atPath: root) }
         let database = try LibraryDatabase(path: path)
         let (bits, unreadable) = try database.read { db in
             (

@@ -64,6 +64,21 @@ final class ScannedTree {
     }
 }
 
+/// A library database as an older playerd left it: the migrations up to `migration`, then `rows` (SQL)
+/// written, in a new temporary directory (`root`, removed by the caller) holding `library.db`.
+func olderLibrary(upTo migration: String, rows: String) throws -> (root: String, path: String) {
+    let root = NSTemporaryDirectory() + "older-library-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    let path = root + "/library.db"
+    let pool = try DatabasePool(path: path)
+    try pool.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA application_id = \(LibraryDatabase.applicationID)")
+    }
+    try LibraryDatabase.migrator.migrate(pool, upTo: migration)
+    try pool.write { db in try db.execute(sql: rows) }
+    return (root, path)
+}
+
 @Suite struct LibraryStoreTests {
     let all = Set(TagName.allCases)
 
@@ -241,28 +256,17 @@ final class ScannedTree {
     /// A library made before file names were folded when written gets them at its first start, and
     /// `search file` finds its songs; a song's folded name goes with the song.
     @Test func aLibraryWithoutFoldedNamesIsMigrated() throws {
-        let root = NSTemporaryDirectory() + "folded-names-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let (root, path) = try olderLibrary(
+            upTo: "v3 sample format",
+            rows: """
+                INSERT INTO directory (id, uri, parent, name, mtime) VALUES (1, '', NULL, '', 0);
+                INSERT INTO directory (id, uri, parent, name, mtime) VALUES (2, 'Beyoncé', 1, 'Beyoncé', 0);
+                INSERT INTO song (id, directory, name, uri, mtime, size, added, duration, block)
+                VALUES (7, 2, 'Hold Up.mp3', 'Beyoncé/Hold Up.mp3', 1, 2, 3, 1.5, 'Title: Hold Up\n');
+                INSERT INTO song (id, directory, name, uri, mtime, size, added, duration, block)
+                VALUES (8, 1, 'Ça.mp3', 'Ça.mp3', 1, 2, 3, 1.5, 'Title: Ça\n');
+                """)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/library.db"
-        do {
-            let pool = try DatabasePool(path: path)
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA application_id = \(LibraryDatabase.applicationID)")
-            }
-            try LibraryDatabase.migrator.migrate(pool, upTo: "v3 sample format")
-            try pool.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO directory (id, uri, parent, name, mtime) VALUES (1, '', NULL, '', 0);
-                        INSERT INTO directory (id, uri, parent, name, mtime) VALUES (2, 'Beyoncé', 1, 'Beyoncé', 0);
-                        INSERT INTO song (id, directory, name, uri, mtime, size, added, duration, block)
-                        VALUES (7, 2, 'Hold Up.mp3', 'Beyoncé/Hold Up.mp3', 1, 2, 3, 1.5, 'Title: Hold Up\n');
-                        INSERT INTO song (id, directory, name, uri, mtime, size, added, duration, block)
-                        VALUES (8, 1, 'Ça.mp3', 'Ça.mp3', 1, 2, 3, 1.5, 'Title: Ça\n');
-                        """)
-            }
-        }
         let database = try LibraryDatabase(path: path)
         let folded = try database.read { db in
             try Row.fetchAll(db, sql: "SELECT id, folded FROM song_folded_name ORDER BY id").map {
